@@ -15,7 +15,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of AlertKey: dot-joined field numbers from AlertKey.
 const (
@@ -183,7 +183,7 @@ func (m *Alert) Equal(o *Alert) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AlertKey) CopyInFields(src *AlertKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_AlertKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -212,7 +212,7 @@ func (m *AlertKey) copyInAt(src *AlertKey, fm *fieldmap.FieldMap, at int, win fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Alert) CopyInFields(src *Alert, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Alert_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of ShowAlertsRequest: dot-joined field numbers from ShowAlertsRequest.
 const (
@@ -172,7 +172,7 @@ func (m *ShowAlertsResponse) Equal(o *ShowAlertsResponse) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAlertsRequest) CopyInFields(src *ShowAlertsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowAlertsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -198,7 +198,7 @@ func (m *ShowAlertsRequest) copyInAt(src *ShowAlertsRequest, fm *fieldmap.FieldM
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAlertsResponse) CopyInFields(src *ShowAlertsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowAlertsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -1154,7 +1154,7 @@ func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *RefreshAppInstsRequest) CopyInFields(src *RefreshAppInstsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_RefreshAppInstsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1183,7 +1183,7 @@ func (m *RefreshAppInstsRequest) copyInAt(src *RefreshAppInstsRequest, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *RefreshAppInstsResponse) CopyInFields(src *RefreshAppInstsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_RefreshAppInstsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

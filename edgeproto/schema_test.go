@@ -21,11 +21,12 @@ var wantKeys = map[protoreflect.Name]protoreflect.Name{
 	"TrustPolicy":          "key",
 	"TrustPolicyException": "key",
 	"Alert":                "key",
+	"CloudletPool":         "key",
 }
 
 // wantListActions lists every message with list_actions.
 var wantListActions = map[protoreflect.Name]bool{
-	"App": true, "Cloudlet": true, "ClusterInst": true, "TrustPolicy": true,
+	"App": true, "Cloudlet": true, "ClusterInst": true, "TrustPolicy": true, "CloudletPool": true,
 }
 
 func TestSchemaOptions(t *testing.T) {

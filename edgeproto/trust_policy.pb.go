@@ -220,7 +220,10 @@ type TrustPolicyExceptionInstance struct {
 	// Lifecycle state of applying the exception.
 	State TrackedState `protobuf:"varint,3,opt,name=state,proto3,enum=edgeproto.v1.TrackedState" json:"state,omitempty"`
 	// Errors of applying the exception.
-	Errors        []string `protobuf:"bytes,4,rep,name=errors,proto3" json:"errors,omitempty"`
+	Errors []string `protobuf:"bytes,4,rep,name=errors,proto3" json:"errors,omitempty"`
+	// Cluster the instance runs in, where the exception is applied: kept so
+	// that the exception is removed from it even once the instance is gone.
+	ClusterKey    *ClusterKey `protobuf:"bytes,5,opt,name=cluster_key,json=clusterKey,proto3" json:"cluster_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -283,6 +286,13 @@ func (x *TrustPolicyExceptionInstance) GetErrors() []string {
 	return nil
 }
 
+func (x *TrustPolicyExceptionInstance) GetClusterKey() *ClusterKey {
+	if x != nil {
+		return x.ClusterKey
+	}
+	return nil
+}
+
 // TrustPolicyException allows an application outbound traffic that the
 // trust policies of a cloudlet pool do not.
 type TrustPolicyException struct {
@@ -294,7 +304,10 @@ type TrustPolicyException struct {
 	// Outbound traffic allowed.
 	OutboundSecurityRules []*SecurityRule `protobuf:"bytes,3,rep,name=outbound_security_rules,json=outboundSecurityRules,proto3" json:"outbound_security_rules,omitempty"`
 	// State of the exception on each application instance it applies to.
-	Instances     []*TrustPolicyExceptionInstance `protobuf:"bytes,4,rep,name=instances,proto3" json:"instances,omitempty"`
+	Instances []*TrustPolicyExceptionInstance `protobuf:"bytes,4,rep,name=instances,proto3" json:"instances,omitempty"`
+	// The exception was deleted: it is being removed from the instances it
+	// was applied to, and leaves the store when the last is done.
+	Deleting      bool `protobuf:"varint,5,opt,name=deleting,proto3" json:"deleting,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -357,6 +370,13 @@ func (x *TrustPolicyException) GetInstances() []*TrustPolicyExceptionInstance {
 	return nil
 }
 
+func (x *TrustPolicyException) GetDeleting() bool {
+	if x != nil {
+		return x.Deleting
+	}
+	return false
+}
+
 var File_edgeproto_v1_trust_policy_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_trust_policy_proto_rawDesc = "" +
@@ -370,18 +390,21 @@ const file_edgeproto_v1_trust_policy_proto_rawDesc = "" +
 	"remoteCidr\"\xa1\x01\n" +
 	"\vTrustPolicy\x126\n" +
 	"\x03key\x18\x01 \x01(\v2\x1c.edgeproto.v1.TrustPolicyKeyB\x06\x92\xcf\x1c\x02\b\x01R\x03key\x12R\n" +
-	"\x17outbound_security_rules\x18\x02 \x03(\v2\x1a.edgeproto.v1.SecurityRuleR\x15outboundSecurityRules:\x06\x92\xcf\x1c\x02\x10\x01\"\xe2\x01\n" +
+	"\x17outbound_security_rules\x18\x02 \x03(\v2\x1a.edgeproto.v1.SecurityRuleR\x15outboundSecurityRules:\x06\x92\xcf\x1c\x02\x10\x01\"\x9d\x02\n" +
 	"\x1cTrustPolicyExceptionInstance\x12:\n" +
 	"\fapp_inst_key\x18\x01 \x01(\v2\x18.edgeproto.v1.AppInstKeyR\n" +
 	"appInstKey\x12<\n" +
 	"\fcloudlet_key\x18\x02 \x01(\v2\x19.edgeproto.v1.CloudletKeyR\vcloudletKey\x120\n" +
 	"\x05state\x18\x03 \x01(\x0e2\x1a.edgeproto.v1.TrackedStateR\x05state\x12\x16\n" +
-	"\x06errors\x18\x04 \x03(\tR\x06errors\"\xb4\x02\n" +
+	"\x06errors\x18\x04 \x03(\tR\x06errors\x129\n" +
+	"\vcluster_key\x18\x05 \x01(\v2\x18.edgeproto.v1.ClusterKeyR\n" +
+	"clusterKey\"\xd0\x02\n" +
 	"\x14TrustPolicyException\x12?\n" +
 	"\x03key\x18\x01 \x01(\v2%.edgeproto.v1.TrustPolicyExceptionKeyB\x06\x92\xcf\x1c\x02\b\x01R\x03key\x12=\n" +
 	"\x05state\x18\x02 \x01(\x0e2'.edgeproto.v1.TrustPolicyExceptionStateR\x05state\x12R\n" +
 	"\x17outbound_security_rules\x18\x03 \x03(\v2\x1a.edgeproto.v1.SecurityRuleR\x15outboundSecurityRules\x12H\n" +
-	"\tinstances\x18\x04 \x03(\v2*.edgeproto.v1.TrustPolicyExceptionInstanceR\tinstances*\xd2\x01\n" +
+	"\tinstances\x18\x04 \x03(\v2*.edgeproto.v1.TrustPolicyExceptionInstanceR\tinstances\x12\x1a\n" +
+	"\bdeleting\x18\x05 \x01(\bR\bdeleting*\xd2\x01\n" +
 	"\x19TrustPolicyExceptionState\x12,\n" +
 	"(TRUST_POLICY_EXCEPTION_STATE_UNSPECIFIED\x10\x00\x123\n" +
 	"/TRUST_POLICY_EXCEPTION_STATE_APPROVAL_REQUESTED\x10\x01\x12'\n" +
@@ -412,23 +435,25 @@ var file_edgeproto_v1_trust_policy_proto_goTypes = []any{
 	(*AppInstKey)(nil),                   // 6: edgeproto.v1.AppInstKey
 	(*CloudletKey)(nil),                  // 7: edgeproto.v1.CloudletKey
 	(TrackedState)(0),                    // 8: edgeproto.v1.TrackedState
-	(*TrustPolicyExceptionKey)(nil),      // 9: edgeproto.v1.TrustPolicyExceptionKey
+	(*ClusterKey)(nil),                   // 9: edgeproto.v1.ClusterKey
+	(*TrustPolicyExceptionKey)(nil),      // 10: edgeproto.v1.TrustPolicyExceptionKey
 }
 var file_edgeproto_v1_trust_policy_proto_depIdxs = []int32{
-	5, // 0: edgeproto.v1.TrustPolicy.key:type_name -> edgeproto.v1.TrustPolicyKey
-	1, // 1: edgeproto.v1.TrustPolicy.outbound_security_rules:type_name -> edgeproto.v1.SecurityRule
-	6, // 2: edgeproto.v1.TrustPolicyExceptionInstance.app_inst_key:type_name -> edgeproto.v1.AppInstKey
-	7, // 3: edgeproto.v1.TrustPolicyExceptionInstance.cloudlet_key:type_name -> edgeproto.v1.CloudletKey
-	8, // 4: edgeproto.v1.TrustPolicyExceptionInstance.state:type_name -> edgeproto.v1.TrackedState
-	9, // 5: edgeproto.v1.TrustPolicyException.key:type_name -> edgeproto.v1.TrustPolicyExceptionKey
-	0, // 6: edgeproto.v1.TrustPolicyException.state:type_name -> edgeproto.v1.TrustPolicyExceptionState
-	1, // 7: edgeproto.v1.TrustPolicyException.outbound_security_rules:type_name -> edgeproto.v1.SecurityRule
-	3, // 8: edgeproto.v1.TrustPolicyException.instances:type_name -> edgeproto.v1.TrustPolicyExceptionInstance
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	5,  // 0: edgeproto.v1.TrustPolicy.key:type_name -> edgeproto.v1.TrustPolicyKey
+	1,  // 1: edgeproto.v1.TrustPolicy.outbound_security_rules:type_name -> edgeproto.v1.SecurityRule
+	6,  // 2: edgeproto.v1.TrustPolicyExceptionInstance.app_inst_key:type_name -> edgeproto.v1.AppInstKey
+	7,  // 3: edgeproto.v1.TrustPolicyExceptionInstance.cloudlet_key:type_name -> edgeproto.v1.CloudletKey
+	8,  // 4: edgeproto.v1.TrustPolicyExceptionInstance.state:type_name -> edgeproto.v1.TrackedState
+	9,  // 5: edgeproto.v1.TrustPolicyExceptionInstance.cluster_key:type_name -> edgeproto.v1.ClusterKey
+	10, // 6: edgeproto.v1.TrustPolicyException.key:type_name -> edgeproto.v1.TrustPolicyExceptionKey
+	0,  // 7: edgeproto.v1.TrustPolicyException.state:type_name -> edgeproto.v1.TrustPolicyExceptionState
+	1,  // 8: edgeproto.v1.TrustPolicyException.outbound_security_rules:type_name -> edgeproto.v1.SecurityRule
+	3,  // 9: edgeproto.v1.TrustPolicyException.instances:type_name -> edgeproto.v1.TrustPolicyExceptionInstance
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_edgeproto_v1_trust_policy_proto_init() }

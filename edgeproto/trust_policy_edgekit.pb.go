@@ -93,6 +93,9 @@ const (
 	TrustPolicyExceptionInstanceFieldCloudletKeyName         = "2.2" // cloudlet_key.name
 	TrustPolicyExceptionInstanceFieldState                   = "3"   // state
 	TrustPolicyExceptionInstanceFieldErrors                  = "4"   // errors
+	TrustPolicyExceptionInstanceFieldClusterKey              = "5"   // cluster_key
+	TrustPolicyExceptionInstanceFieldClusterKeyName          = "5.1" // cluster_key.name
+	TrustPolicyExceptionInstanceFieldClusterKeyOrganization  = "5.2" // cluster_key.organization
 )
 
 var _TrustPolicyExceptionInstance_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyExceptionInstance{}), Fields: []fieldmap.ShapeField{
@@ -100,6 +103,7 @@ var _TrustPolicyExceptionInstance_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Tr
 	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.CloudletKey)}},
 	{Number: 3, Name: "state", Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.State), Op: fieldmap.OpInt32},
 	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.Errors), Op: fieldmap.OpListString},
+	{Number: 5, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _ClusterKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.ClusterKey)}},
 }}
 
 var _TrustPolicyExceptionInstance_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyExceptionInstance", _TrustPolicyExceptionInstance_shape, false)
@@ -112,6 +116,8 @@ var TrustPolicyExceptionInstanceAllFields = []string{
 	TrustPolicyExceptionInstanceFieldCloudletKeyName,
 	TrustPolicyExceptionInstanceFieldState,
 	TrustPolicyExceptionInstanceFieldErrors,
+	TrustPolicyExceptionInstanceFieldClusterKeyName,
+	TrustPolicyExceptionInstanceFieldClusterKeyOrganization,
 }
 
 // FieldSchema returns the field flags of TrustPolicyExceptionInstance.
@@ -150,6 +156,10 @@ const (
 	TrustPolicyExceptionFieldInstancesCloudletKeyName          = "4.2.2" // instances.cloudlet_key.name
 	TrustPolicyExceptionFieldInstancesState                    = "4.3"   // instances.state
 	TrustPolicyExceptionFieldInstancesErrors                   = "4.4"   // instances.errors
+	TrustPolicyExceptionFieldInstancesClusterKey               = "4.5"   // instances.cluster_key
+	TrustPolicyExceptionFieldInstancesClusterKeyName           = "4.5.1" // instances.cluster_key.name
+	TrustPolicyExceptionFieldInstancesClusterKeyOrganization   = "4.5.2" // instances.cluster_key.organization
+	TrustPolicyExceptionFieldDeleting                          = "5"     // deleting
 )
 
 var _TrustPolicyException_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyException{}), Fields: []fieldmap.ShapeField{
@@ -157,6 +167,7 @@ var _TrustPolicyException_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolic
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(TrustPolicyException{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicyException{}.OutboundSecurityRules)}},
 	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _TrustPolicyExceptionInstance_shape, Value: &fieldmap.MessageList[*TrustPolicyExceptionInstance]{Off: unsafe.Offsetof(TrustPolicyException{}.Instances)}},
+	{Number: 5, Name: "deleting", Off: unsafe.Offsetof(TrustPolicyException{}.Deleting), Op: fieldmap.OpBool},
 }}
 
 var _TrustPolicyException_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyException", _TrustPolicyException_shape, false)
@@ -172,6 +183,7 @@ var TrustPolicyExceptionAllFields = []string{
 	TrustPolicyExceptionFieldState,
 	TrustPolicyExceptionFieldOutboundSecurityRules,
 	TrustPolicyExceptionFieldInstances,
+	TrustPolicyExceptionFieldDeleting,
 }
 
 // FieldSchema returns the field flags of TrustPolicyException.
@@ -241,13 +253,15 @@ func (m *TrustPolicyExceptionInstance) Clone() *TrustPolicyExceptionInstance {
 func (m *TrustPolicyExceptionInstance) cloneTo(c *TrustPolicyExceptionInstance) *TrustPolicyExceptionInstance {
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
-	if m.AppInstKey != nil && m.CloudletKey != nil {
+	if m.AppInstKey != nil && m.CloudletKey != nil && m.ClusterKey != nil {
 		kb := new(_TrustPolicyExceptionInstance_kids)
 		c.AppInstKey = m.AppInstKey.cloneTo(&kb.AppInstKey)
 		c.CloudletKey = m.CloudletKey.cloneTo(&kb.CloudletKey)
+		c.ClusterKey = m.ClusterKey.cloneTo(&kb.ClusterKey)
 	} else {
 		c.AppInstKey = m.AppInstKey.Clone()
 		c.CloudletKey = m.CloudletKey.Clone()
+		c.ClusterKey = m.ClusterKey.Clone()
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
@@ -259,6 +273,7 @@ func (m *TrustPolicyExceptionInstance) cloneTo(c *TrustPolicyExceptionInstance) 
 type _TrustPolicyExceptionInstance_kids struct {
 	AppInstKey  AppInstKey
 	CloudletKey CloudletKey
+	ClusterKey  ClusterKey
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
@@ -293,6 +308,7 @@ func (m *TrustPolicyException) cloneTo(c *TrustPolicyException) *TrustPolicyExce
 		}
 		c.Instances = out
 	}
+	c.Deleting = m.Deleting
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -340,7 +356,8 @@ func (m *TrustPolicyExceptionInstance) Equal(o *TrustPolicyExceptionInstance) bo
 	if !m.AppInstKey.Equal(o.AppInstKey) ||
 		!m.CloudletKey.Equal(o.CloudletKey) ||
 		m.State != o.State ||
-		!slices.Equal(m.Errors, o.Errors) {
+		!slices.Equal(m.Errors, o.Errors) ||
+		!m.ClusterKey.Equal(o.ClusterKey) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -370,6 +387,9 @@ func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
 		if y := o.Instances[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TrustPolicyExceptionInstance).Equal) {
 			return false
 		}
+	}
+	if m.Deleting != o.Deleting {
+		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
@@ -470,6 +490,16 @@ func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstanc
 	if (win.Cover|win.Below)&(1<<7) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+7), &m.Errors, src.Errors)
 	}
+	if win.Cover&(1<<8) != 0 {
+		if !m.ClusterKey.Equal(src.ClusterKey) {
+			m.ClusterKey, n = src.ClusterKey.Clone(), n+1
+		}
+	} else if win.Below&(1<<8) != 0 && (m.ClusterKey != nil || src.ClusterKey != nil) {
+		if m.ClusterKey == nil {
+			m.ClusterKey, n = new(ClusterKey), n+1
+		}
+		n += m.ClusterKey.copyInAt(src.ClusterKey, fm, at+9, win.Shift(9))
+	}
 	return n
 }
 
@@ -504,6 +534,9 @@ func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.
 	}
 	if (win.Cover|win.Below)&(1<<15) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+15), &m.Instances, src.Instances)
+	}
+	if win.Cover&(1<<27) != 0 && m.Deleting != src.Deleting {
+		m.Deleting, n = src.Deleting, n+1
 	}
 	return n
 }

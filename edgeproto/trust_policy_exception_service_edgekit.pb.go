@@ -43,6 +43,10 @@ const (
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesClusterKey               = "1.4.5"   // trust_policy_exception.instances.cluster_key
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesClusterKeyName           = "1.4.5.1" // trust_policy_exception.instances.cluster_key.name
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "1.4.5.2" // trust_policy_exception.instances.cluster_key.organization
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 )
 
 var _CreateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyExceptionRequest{}), Fields: []fieldmap.ShapeField{
@@ -62,6 +66,7 @@ var CreateTrustPolicyExceptionRequestAllFields = []string{
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionState,
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRules,
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstances,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionDeleting,
 }
 
 // FieldSchema returns the field flags of CreateTrustPolicyExceptionRequest.
@@ -101,6 +106,10 @@ const (
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesClusterKey               = "1.4.5"   // trust_policy_exception.instances.cluster_key
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesClusterKeyName           = "1.4.5.1" // trust_policy_exception.instances.cluster_key.name
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "1.4.5.2" // trust_policy_exception.instances.cluster_key.organization
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 )
 
 var _CreateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyExceptionResponse{}), Fields: []fieldmap.ShapeField{
@@ -120,6 +129,7 @@ var CreateTrustPolicyExceptionResponseAllFields = []string{
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionState,
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRules,
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstances,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionDeleting,
 }
 
 // FieldSchema returns the field flags of CreateTrustPolicyExceptionResponse.
@@ -159,6 +169,10 @@ const (
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesClusterKey               = "1.4.5"   // trust_policy_exception.instances.cluster_key
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesClusterKeyName           = "1.4.5.1" // trust_policy_exception.instances.cluster_key.name
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "1.4.5.2" // trust_policy_exception.instances.cluster_key.organization
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 	UpdateTrustPolicyExceptionRequestFieldFields                                                = "2"       // fields
 )
 
@@ -180,6 +194,7 @@ var UpdateTrustPolicyExceptionRequestAllFields = []string{
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionState,
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRules,
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstances,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionDeleting,
 	UpdateTrustPolicyExceptionRequestFieldFields,
 }
 
@@ -220,6 +235,10 @@ const (
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesClusterKey               = "1.4.5"   // trust_policy_exception.instances.cluster_key
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesClusterKeyName           = "1.4.5.1" // trust_policy_exception.instances.cluster_key.name
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "1.4.5.2" // trust_policy_exception.instances.cluster_key.organization
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 )
 
 var _UpdateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyExceptionResponse{}), Fields: []fieldmap.ShapeField{
@@ -239,6 +258,7 @@ var UpdateTrustPolicyExceptionResponseAllFields = []string{
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionState,
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRules,
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstances,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionDeleting,
 }
 
 // FieldSchema returns the field flags of UpdateTrustPolicyExceptionResponse.
@@ -334,6 +354,10 @@ const (
 	ShowTrustPolicyExceptionsRequestFieldFilterInstancesCloudletKeyName          = "1.4.2.2" // filter.instances.cloudlet_key.name
 	ShowTrustPolicyExceptionsRequestFieldFilterInstancesState                    = "1.4.3"   // filter.instances.state
 	ShowTrustPolicyExceptionsRequestFieldFilterInstancesErrors                   = "1.4.4"   // filter.instances.errors
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesClusterKey               = "1.4.5"   // filter.instances.cluster_key
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesClusterKeyName           = "1.4.5.1" // filter.instances.cluster_key.name
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesClusterKeyOrganization   = "1.4.5.2" // filter.instances.cluster_key.organization
+	ShowTrustPolicyExceptionsRequestFieldFilterDeleting                          = "1.5"     // filter.deleting
 )
 
 var _ShowTrustPolicyExceptionsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPolicyExceptionsRequest{}), Fields: []fieldmap.ShapeField{
@@ -353,6 +377,7 @@ var ShowTrustPolicyExceptionsRequestAllFields = []string{
 	ShowTrustPolicyExceptionsRequestFieldFilterState,
 	ShowTrustPolicyExceptionsRequestFieldFilterOutboundSecurityRules,
 	ShowTrustPolicyExceptionsRequestFieldFilterInstances,
+	ShowTrustPolicyExceptionsRequestFieldFilterDeleting,
 }
 
 // FieldSchema returns the field flags of ShowTrustPolicyExceptionsRequest.
@@ -392,6 +417,10 @@ const (
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesClusterKey               = "1.4.5"   // trust_policy_exception.instances.cluster_key
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesClusterKeyName           = "1.4.5.1" // trust_policy_exception.instances.cluster_key.name
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "1.4.5.2" // trust_policy_exception.instances.cluster_key.organization
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 )
 
 var _ShowTrustPolicyExceptionsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPolicyExceptionsResponse{}), Fields: []fieldmap.ShapeField{
@@ -411,6 +440,7 @@ var ShowTrustPolicyExceptionsResponseAllFields = []string{
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionState,
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionOutboundSecurityRules,
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstances,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionDeleting,
 }
 
 // FieldSchema returns the field flags of ShowTrustPolicyExceptionsResponse.
@@ -720,8 +750,8 @@ func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExcep
 		}
 		n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 	}
-	if (win.Cover|win.Below)&(1<<25) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+25), &m.Fields, src.Fields)
+	if (win.Cover|win.Below)&(1<<29) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+29), &m.Fields, src.Fields)
 	}
 	return n
 }

@@ -43,6 +43,21 @@ func TestTrustPolicyExceptionTransitions(t *testing.T) {
 				m.EXPECT().UpdateTrustPolicyException(anyCtx, anyV, anyV, anyV).Return(errBoom)
 			},
 			want: map[string][]string{"i1": {sUpdating, sUpdateError}}, wantErr: true},
+		{name: "removal from the cluster of a gone instance", state: edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_REJECTED,
+			instances: []*edgeproto.TrustPolicyExceptionInstance{
+				{AppInstKey: &edgeproto.AppInstKey{Name: "gone", Organization: "dev"}, CloudletKey: cloudletKey.Clone(),
+					ClusterKey: &edgeproto.ClusterKey{Name: "c9", Organization: "dev"}, State: edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED},
+				{AppInstKey: &edgeproto.AppInstKey{Name: "gone2", Organization: "dev"}, CloudletKey: cloudletKey.Clone(),
+					State: edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED},
+			},
+			setup: func(m *mocks.MockPlatform) {
+				// Only the entry naming its cluster calls the platform.
+				m.EXPECT().DeleteTrustPolicyException(anyCtx, anyV, anyV, clusterKeyMatcher("c9")).Return(nil)
+			},
+			want: map[string][]string{
+				executor.KeyString(&edgeproto.AppInstKey{Name: "gone", Organization: "dev"}):  {sDeleting, sDeleteDone},
+				executor.KeyString(&edgeproto.AppInstKey{Name: "gone2", Organization: "dev"}): {sDeleting, sDeleteDone},
+			}},
 		{name: "not approved", state: edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_APPROVAL_REQUESTED,
 			instances: []*edgeproto.TrustPolicyExceptionInstance{instance("i1", edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED)},
 			want:      map[string][]string{"i1": {sCreating, sCreateError}}, wantErr: true},

@@ -31,7 +31,10 @@ var tpeSteps = map[edgeproto.TrackedState]struct {
 // UpdateTrustPolicyException, every entry in DELETE_REQUESTED is removed
 // with DeleteTrustPolicyException. Exceptions that are not ACTIVE are not
 // applied (the entry reports CREATE_ERROR/UPDATE_ERROR). Removing an
-// exception from an AppInst that no longer exists succeeds.
+// exception from an AppInst that no longer exists removes it from the
+// cluster the entry names (cluster_key), and succeeds when it names none.
+// On a platform without trust policy support an exception is never
+// applied, and removing it succeeds at once.
 //
 // Each entry reports CREATING/UPDATING/DELETING, then READY/DELETE_DONE or
 // the matching error state with its errors. Reports are TrustPolicyException
@@ -108,6 +111,9 @@ func (e *Engine) runTPE(ctx context.Context, key string, exc *edgeproto.TrustPol
 
 func (e *Engine) applyTPE(ctx context.Context, exc *edgeproto.TrustPolicyException, in *edgeproto.TrustPolicyExceptionInstance, op string) error {
 	if !e.features.SupportsTrustPolicy {
+		if op == "delete" {
+			return nil // the platform applies no exception: none to remove
+		}
 		return fmt.Errorf("trust policy exception on platform %q: %w", e.features.PlatformType, ErrUnsupported)
 	}
 	active := exc.State == edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_ACTIVE
@@ -118,11 +124,19 @@ func (e *Engine) applyTPE(ctx context.Context, exc *edgeproto.TrustPolicyExcepti
 	opCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ai, err := lookup(opCtx, e.cfg.Objects.AppInsts, "app instance of exception", in.AppInstKey)
+	var clusterKey *edgeproto.ClusterKey
 	switch {
 	case op == "delete" && errors.Is(err, ErrNotFound):
-		return nil // nothing to remove the exception from
+		// The instance is gone: the exception is removed from the
+		// cluster the entry names, if any.
+		if in.GetClusterKey() == nil {
+			return nil
+		}
+		clusterKey = in.GetClusterKey()
 	case err != nil:
 		return classify(ctx, opCtx, timeout, err)
+	default:
+		clusterKey = ai.ClusterKey
 	}
 	var stub func() *edgeproto.Cloudlet
 	if op == "delete" {
@@ -133,9 +147,9 @@ func (e *Engine) applyTPE(ctx context.Context, exc *edgeproto.TrustPolicyExcepti
 		return classify(ctx, opCtx, timeout, err)
 	}
 	if op == "delete" {
-		err = e.cfg.Platform.DeleteTrustPolicyException(opCtx, cloudlet, exc.Key.Clone(), ai.ClusterKey.Clone())
+		err = e.cfg.Platform.DeleteTrustPolicyException(opCtx, cloudlet, exc.Key.Clone(), clusterKey.Clone())
 	} else {
-		err = e.cfg.Platform.UpdateTrustPolicyException(opCtx, cloudlet, exc.Clone(), ai.ClusterKey.Clone())
+		err = e.cfg.Platform.UpdateTrustPolicyException(opCtx, cloudlet, exc.Clone(), clusterKey.Clone())
 	}
 	if err != nil {
 		return classify(ctx, opCtx, timeout, err)

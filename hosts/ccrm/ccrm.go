@@ -103,9 +103,11 @@ type Replica struct {
 	cloudletKind *store.Kind[*edgeproto.Cloudlet]
 	clusterKind  *store.Kind[*edgeproto.ClusterInst]
 	appInstKind  *store.Kind[*edgeproto.AppInst]
+	tpeKind      *store.Kind[*edgeproto.TrustPolicyException]
 	cloudlets    *store.Cache[*edgeproto.Cloudlet]
 	clusters     *store.Cache[*edgeproto.ClusterInst]
 	appInsts     *store.Cache[*edgeproto.AppInst]
+	tpes         *store.Cache[*edgeproto.TrustPolicyException]
 	index        *workIndex
 	claims       *keySet
 
@@ -215,6 +217,7 @@ func New(cfg Config) (*Replica, error) {
 	r.cloudletKind = store.NewKind[*edgeproto.Cloudlet](r.st)
 	r.clusterKind = store.NewKind[*edgeproto.ClusterInst](r.st)
 	r.appInstKind = store.NewKind[*edgeproto.AppInst](r.st)
+	r.tpeKind = store.NewKind[*edgeproto.TrustPolicyException](r.st)
 	r.objects = executor.Objects{
 		Cloudlets:      claimedCloudlet(storeGetter[*edgeproto.CloudletKey](r.cloudletKind)),
 		ClusterInsts:   storeGetter[*edgeproto.ClusterKey](r.clusterKind),
@@ -228,6 +231,7 @@ func New(cfg Config) (*Replica, error) {
 	r.cloudlets = store.NewCache(r.cloudletKind, store.OnEvent(cloudletIndexer(r, r.cloudletKind.Name())))
 	r.clusters = store.NewCache(r.clusterKind, store.OnEvent(indexer(r, r.clusterKind.Name(), (*edgeproto.ClusterInst).GetCloudletKey)))
 	r.appInsts = store.NewCache(r.appInstKind, store.OnEvent(indexer(r, r.appInstKind.Name(), (*edgeproto.AppInst).GetCloudletKey)))
+	r.tpes = store.NewCache(r.tpeKind, store.OnEvent(tpeIndexer(r, r.tpeKind.Name())))
 	r.claims = newKeySet(r.cli, r.st.Prefix()+controller.ClaimPrefix, log, r.wake)
 	return r, nil
 }
@@ -266,6 +270,7 @@ func (r *Replica) Start(ctx context.Context) error {
 	mwg.Go(func() { _ = r.cloudlets.Start(mctx) })
 	mwg.Go(func() { _ = r.clusters.Start(mctx) })
 	mwg.Go(func() { _ = r.appInsts.Start(mctx) })
+	mwg.Go(func() { _ = r.tpes.Start(mctx) })
 	mwg.Go(func() { r.claims.start(mctx) })
 	mwg.Go(func() { r.collectGarbage(mctx, r.cfg.GCInterval) })
 	mwg.Go(func() { r.followSettings(mctx) })
@@ -459,7 +464,7 @@ func (r *Replica) schedule(ctx context.Context, s *Session) {
 // read again from etcd, submits it to its cloudlet's engine under the
 // claim; the claim is released when the operation ends.
 func (r *Replica) claimAndRun(ctx context.Context, s *Session, c candidate) {
-	reads := []string{r.pathOf(c.kind, c.key)}
+	reads := []string{r.pathOf(c.kind, c.objectKey())}
 	if c.kind != r.cloudletKind.Name() {
 		reads = append(reads, r.cloudletKind.Path(c.cloudlet))
 	}

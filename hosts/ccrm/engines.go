@@ -102,17 +102,18 @@ func (r *Replica) engineFor(cl *edgeproto.Cloudlet) (*executor.Engine, error) {
 		return nil, fmt.Errorf("ccrm: platform %q of cloudlet %s: %w", cl.GetPlatformType(), key, err)
 	}
 	eng, err := executor.New(executor.Config{
-		Platform:         fence(p),
-		Objects:          r.objects,
-		Reservations:     r.res,
-		CloudletInfos:    reportSender(r, cloudletInfoReport),
-		ClusterInstInfos: reportSender(r, clusterInfoReport),
-		AppInstInfos:     reportSender(r, appInstInfoReport),
-		ResourcesGuard:   r.resourcesGuard,
-		Settings:         r.currentSettings(),
-		Workers:          r.cfg.Workers,
-		ReportRetry:      r.cfg.ReportRetry,
-		Logger:           r.log.With(slog.String("cloudlet", key)),
+		Platform:              fence(p),
+		Objects:               r.objects,
+		Reservations:          r.res,
+		CloudletInfos:         reportSender(r, cloudletInfoReport),
+		ClusterInstInfos:      reportSender(r, clusterInfoReport),
+		AppInstInfos:          reportSender(r, appInstInfoReport),
+		TrustPolicyExceptions: reportSender(r, tpeReport),
+		ResourcesGuard:        r.resourcesGuard,
+		Settings:              r.currentSettings(),
+		Workers:               r.cfg.Workers,
+		ReportRetry:           r.cfg.ReportRetry,
+		Logger:                r.log.With(slog.String("cloudlet", key)),
 	})
 	if err != nil {
 		closePlatform(p)

@@ -17,6 +17,8 @@ func (r *Replica) pathOf(kind, key string) string {
 		return r.cloudletKind.Path(key)
 	case r.clusterKind.Name():
 		return r.clusterKind.Path(key)
+	case r.tpeKind.Name():
+		return r.tpeKind.Path(key)
 	}
 	return r.appInstKind.Path(key)
 }
@@ -76,6 +78,12 @@ func (r *Replica) read(ctx context.Context, c candidate, kvs []*mvccpb.KeyValue)
 		var o *edgeproto.AppInst
 		if o, err = r.appInstKind.Decode(c.key, kvs[0].Value); err == nil {
 			request(o, &o.State, o.CloudletKey)
+		}
+	case r.tpeKind.Name():
+		var o *edgeproto.TrustPolicyException
+		if o, err = r.readTPE(c, kvs[0].Value); err == nil && o != nil {
+			obj, state = o, o.Instances[0].State
+			cl, err = getCloudlet(o.Instances[0].CloudletKey)
 		}
 	}
 	switch {

@@ -69,6 +69,10 @@ func appInstInfoReport(i *edgeproto.AppInstInfo) *rmv1.ReportInfoRequest {
 	return &rmv1.ReportInfoRequest{Info: &rmv1.ReportInfoRequest_AppInstInfo{AppInstInfo: i}}
 }
 
+func tpeReport(e *edgeproto.TrustPolicyException) *rmv1.ReportInfoRequest {
+	return &rmv1.ReportInfoRequest{Info: &rmv1.ReportInfoRequest_TrustPolicyException{TrustPolicyException: e}}
+}
+
 // encodeFields renders a FieldMap as the flags of a report, with their
 // list actions ("9:add").
 func encodeFields(fm *fieldmap.FieldMap) []string {

@@ -16,8 +16,14 @@
 // objects: a ClusterInst needs a READY cloudlet and an existing flavor; an
 // AppInst its App and a READY ClusterInst of its organization (or a
 // multi-tenant one) on the same cloudlet; a cloudlet with clusters, a
-// cluster with instances and an App with instances cannot be deleted. A
-// create of an existing key is AlreadyExists, an update or delete of a
+// cluster with instances and an App with instances cannot be deleted; nor
+// can a cloudlet in a CloudletPool, or the pool or App a
+// TrustPolicyException names. An approved exception is applied to the
+// instances of its App on the cloudlets of its pool, following them as
+// they change (see tpesync.go). An instance is refused on a cloudlet whose
+// trust policy does not allow an outbound connection its App requires,
+// unless an approved exception on a pool of the cloudlet does. A create
+// of an existing key is AlreadyExists, an update or delete of a
 // missing one NotFound. An update names the fields it changes as flags;
 // flags of the key, of fields only the controller sets and of fields fixed
 // at create are refused with an error naming them. An object larger than
@@ -104,6 +110,7 @@ type Controller struct {
 	trustPolicies *kind[*edgeproto.TrustPolicy]
 	tpes          *kind[*edgeproto.TrustPolicyException]
 	alerts        *kind[*edgeproto.Alert]
+	cloudletPools *kind[*edgeproto.CloudletPool]
 	settings      *settingsStore
 	accessKeys    *accessKeys
 }
@@ -138,6 +145,8 @@ func New(cfg Config) (*Controller, error) {
 	c.apps = newKind(s, appOwner, checkApp)
 	c.trustPolicies = newKind(s, trustPolicyOwner, nil)
 	c.tpes = newKind(s, tpeOwner, nil)
+	c.cloudletPools = newKind(s, poolOwner, checkPool)
+	c.cloudletPools.readers = poolReaders
 	c.settings = newSettingsStore(s)
 	c.accessKeys = newAccessKeys(s)
 	c.alerts = newKind(s, alertOwner, nil)
@@ -279,6 +288,7 @@ func (c *Controller) startCaches(ctx context.Context) func() {
 	run(c.trustPolicies.cache.Start)
 	run(c.tpes.cache.Start)
 	run(c.alerts.cache.Start)
+	run(c.cloudletPools.cache.Start)
 	c.cachesRunning.Store(true)
 	return func() {
 		c.cachesRunning.Store(false)

@@ -31,10 +31,19 @@ func authorize[T store.Object[T]](ctx context.Context, k *kind[T], obj T, read b
 		return err
 	}
 	owner := k.owner(obj)
-	if p.owns(owner) || (read && owner == "") {
+	if p.owns(owner) || (read && (owner == "" || k.readBy(p, obj))) {
 		return nil
 	}
 	return errDenied(k.name, obj.GetKeyString())
+}
+
+// readBy reports whether p is one of the organizations besides the owner
+// that may see obj.
+func (k *kind[T]) readBy(p Principal, obj T) bool {
+	if k.readers == nil || p.CCRM || p.Organization == "" {
+		return false
+	}
+	return contains(k.readers(obj), p.Organization)
 }
 
 // createObject stores a new object after the caller's rights, the object
@@ -197,7 +206,7 @@ func showObjects[T store.Object[T]](ctx context.Context, c *Controller, k *kind[
 	}
 	for _, obj := range objs {
 		owner := k.owner(obj)
-		if !p.owns(owner) && owner != "" {
+		if !p.owns(owner) && owner != "" && !k.readBy(p, obj) {
 			continue
 		}
 		if !matches(filter, obj) {

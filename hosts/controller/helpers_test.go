@@ -24,6 +24,7 @@ type clients struct {
 	apps      edgeproto.AppServiceClient
 	policies  edgeproto.TrustPolicyServiceClient
 	tpes      edgeproto.TrustPolicyExceptionServiceClient
+	pools     edgeproto.CloudletPoolServiceClient
 	settings  edgeproto.SettingsServiceClient
 }
 
@@ -36,6 +37,7 @@ func clientsOf(conn *grpc.ClientConn) *clients {
 		apps:      edgeproto.NewAppServiceClient(conn),
 		policies:  edgeproto.NewTrustPolicyServiceClient(conn),
 		tpes:      edgeproto.NewTrustPolicyExceptionServiceClient(conn),
+		pools:     edgeproto.NewCloudletPoolServiceClient(conn),
 		settings:  edgeproto.NewSettingsServiceClient(conn),
 	}
 }

@@ -68,7 +68,8 @@ var (
 
 // ApplyInfo applies a partial Info report from a resource manager: info is
 // a *CloudletInfo, *ClusterInstInfo or *AppInstInfo carrying the fields fm
-// names (it must name the key). The report is applied with CopyInFields in
+// names (it must name the key), or a *TrustPolicyException carrying the
+// states of its instances entries (see applyTPEReport). The report is applied with CopyInFields in
 // one store transaction that also checks the reporter's rights, the fence,
 // the request the report answers (a report whose request_id is below the
 // object's is refused with ErrStaleRequest: it belongs to a change that
@@ -87,6 +88,8 @@ func (c *Controller) ApplyInfo(ctx context.Context, rep Reporter, info proto.Mes
 		err = applyInfo(ctx, c, c.clusters, rep, i, fm)
 	case *edgeproto.AppInstInfo:
 		err = applyInfo(ctx, c, c.appInsts, rep, i, fm)
+	case *edgeproto.TrustPolicyException:
+		err = c.applyTPEReport(ctx, rep, i, fm)
 	default:
 		return fmt.Errorf("%w: no Info kind %T", ErrReportRefused, info)
 	}

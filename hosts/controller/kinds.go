@@ -29,6 +29,9 @@ type kind[T store.Object[T]] struct {
 	// check validates an object about to be created (required fields,
 	// values), beyond its key and enums.
 	check func(T) error
+	// readers, when set, are the organizations besides the owner that may
+	// see an object.
+	readers func(T) []string
 	// parents are the objects obj depends on (see refs.go); nil for none.
 	parents func(obj T) []ref
 	// cache follows the kind while the controller serves; Show reads it.

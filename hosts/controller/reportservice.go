@@ -37,6 +37,8 @@ func (s *reportService) ReportInfo(ctx context.Context, req *rmv1.ReportInfoRequ
 		info = i.ClusterInstInfo
 	case *rmv1.ReportInfoRequest_AppInstInfo:
 		info = i.AppInstInfo
+	case *rmv1.ReportInfoRequest_TrustPolicyException:
+		info = i.TrustPolicyException
 	}
 	if info == nil || !info.ProtoReflect().IsValid() {
 		return nil, invalidf("report without an Info")

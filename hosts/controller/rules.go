@@ -81,7 +81,7 @@ func (c *Controller) cloudletRules() rules[*edgeproto.Cloudlet] {
 			return nil
 		},
 		delete: func(tx *store.Tx, cl *edgeproto.Cloudlet) error {
-			return c.noDependents(tx, c.cloudlets.refOf(cl), "delete its clusters first")
+			return c.noDependents(tx, c.cloudlets.refOf(cl), "delete its clusters and remove it from its pools first")
 		},
 	}
 }
@@ -218,7 +218,17 @@ func (c *Controller) appInstRules() rules[*edgeproto.AppInst] {
 			if err := c.checkFlavor(tx, ai.Flavor, what, cl); err != nil {
 				return err
 			}
-			return c.admitAppInst(tx, cl, app, ai)
+			if err := c.checkOutbound(tx, app, cl, what); err != nil {
+				return err
+			}
+			if err := c.admitAppInst(tx, cl, app, ai); err != nil {
+				return err
+			}
+			return c.appInstTPEs(tx, ai, tpeChange{add: ai})
+		},
+		delete: func(tx *store.Tx, ai *edgeproto.AppInst) error {
+			// The exceptions on the instance are removed with it.
+			return c.appInstTPEs(tx, ai, tpeChange{drop: ai.GetKeyString()})
 		},
 		update: func(tx *store.Tx, cur, next *edgeproto.AppInst, fm *fieldmap.FieldMap) error {
 			if fm.Has(edgeproto.AppInstFieldPowerState) {
@@ -316,20 +326,48 @@ func (c *Controller) trustPolicyRules() rules[*edgeproto.TrustPolicy] {
 func (c *Controller) tpeRules() rules[*edgeproto.TrustPolicyException] {
 	return rules[*edgeproto.TrustPolicyException]{
 		create: func(tx *store.Tx, e *edgeproto.TrustPolicyException) error {
+			what := "TrustPolicyException " + e.GetKeyString()
 			appKey := (&edgeproto.App{Key: e.Key.GetAppKey()}).GetKeyString()
 			if _, found, err := c.apps.store.TxGet(tx, appKey); err != nil {
 				return err
 			} else if !found {
-				return preconditionf("App %s of TrustPolicyException %s does not exist", appKey, e.GetKeyString())
+				return preconditionf("App %s of %s does not exist", appKey, what)
+			}
+			poolKey := (&edgeproto.CloudletPool{Key: e.Key.GetCloudletPoolKey()}).GetKeyString()
+			pool, found, err := c.cloudletPools.store.TxGet(tx, poolKey)
+			if err != nil {
+				return err
+			}
+			if !found || !contains(pool.DeveloperOrganizations, e.Key.GetAppKey().GetOrganization()) {
+				// One answer whether the pool does not exist or is not
+				// offered, so that a developer learns nothing of pools
+				// not offered to it.
+				return preconditionf("CloudletPool %s of %s does not exist or is not offered to organization %s",
+					poolKey, what, e.Key.GetAppKey().GetOrganization())
 			}
 			switch e.State {
 			case edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_UNSPECIFIED:
 				e.State = edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_APPROVAL_REQUESTED
 			case edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_APPROVAL_REQUESTED:
 			default:
-				return invalidf("TrustPolicyException %s: a new exception is APPROVAL_REQUESTED; an admin approves or rejects it", e.GetKeyString())
+				return invalidf("%s: a new exception is APPROVAL_REQUESTED; an admin approves or rejects it", what)
 			}
 			return nil
+		},
+		update: func(tx *store.Tx, cur, next *edgeproto.TrustPolicyException, fm *fieldmap.FieldMap) error {
+			if cur.Deleting {
+				return preconditionf("TrustPolicyException %s is being deleted", cur.GetKeyString())
+			}
+			if fm.Has(edgeproto.TrustPolicyExceptionFieldState) &&
+				next.State == edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_UNSPECIFIED {
+				return invalidf("TrustPolicyException %s: state must be APPROVAL_REQUESTED, ACTIVE or REJECTED", cur.GetKeyString())
+			}
+			// Approval, rejection or new rules: the instances follow.
+			rulesChanged := fm.HasOrHasChild(edgeproto.TrustPolicyExceptionFieldOutboundSecurityRules) &&
+				!proto.Equal(&edgeproto.TrustPolicyException{OutboundSecurityRules: cur.OutboundSecurityRules},
+					&edgeproto.TrustPolicyException{OutboundSecurityRules: next.OutboundSecurityRules})
+			_, err := c.syncTPE(tx, next, tpeChange{rules: rulesChanged})
+			return err
 		},
 	}
 }
@@ -360,6 +398,19 @@ func (c *Controller) setParents() {
 		}
 		return []ref{c.trustPolicies.refOf(&edgeproto.TrustPolicy{Key: &edgeproto.TrustPolicyKey{
 			Organization: cl.GetKey().GetOrganization(), Name: cl.GetTrustPolicy()}})}
+	}
+	c.cloudletPools.parents = func(p *edgeproto.CloudletPool) []ref {
+		out := make([]ref, 0, len(p.GetCloudlets()))
+		for _, name := range p.GetCloudlets() {
+			out = append(out, c.cloudlets.refOf(&edgeproto.Cloudlet{Key: poolCloudletKey(p.GetKey(), name)}))
+		}
+		return out
+	}
+	c.tpes.parents = func(e *edgeproto.TrustPolicyException) []ref {
+		return []ref{
+			c.apps.refOf(&edgeproto.App{Key: e.GetKey().GetAppKey()}),
+			c.cloudletPools.refOf(&edgeproto.CloudletPool{Key: e.GetKey().GetCloudletPoolKey()}),
+		}
 	}
 	c.clusters.parents = func(ci *edgeproto.ClusterInst) []ref {
 		return []ref{c.cloudlets.refOf(&edgeproto.Cloudlet{Key: ci.GetCloudletKey()}), flavor(ci.GetFlavorName())}

@@ -17,6 +17,7 @@ func (c *Controller) register(s grpc.ServiceRegistrar) {
 	edgeproto.RegisterAppServiceServer(s, &appService{c: c})
 	edgeproto.RegisterTrustPolicyServiceServer(s, &trustPolicyService{c: c})
 	edgeproto.RegisterTrustPolicyExceptionServiceServer(s, &trustPolicyExceptionService{c: c})
+	edgeproto.RegisterCloudletPoolServiceServer(s, &cloudletPoolService{c: c})
 	edgeproto.RegisterSettingsServiceServer(s, &settingsService{c: c})
 	edgeproto.RegisterAlertServiceServer(s, &alertService{c: c})
 	rmv1.RegisterReportServiceServer(s, &reportService{c: c})
@@ -247,7 +248,9 @@ func (s *trustPolicyExceptionService) UpdateTrustPolicyException(ctx context.Con
 }
 
 func (s *trustPolicyExceptionService) DeleteTrustPolicyException(ctx context.Context, req *edgeproto.DeleteTrustPolicyExceptionRequest) (*edgeproto.DeleteTrustPolicyExceptionResponse, error) {
-	if _, _, err := deleteObject(ctx, s.c, s.c.tpes, s.c.tpeRules(), req.GetKey(), nil); err != nil {
+	// The exception leaves the store once removed from every instance
+	// that holds it (see removeTPE).
+	if _, _, err := deleteObject(ctx, s.c, s.c.tpes, s.c.tpeRules(), req.GetKey(), s.c.removeTPE); err != nil {
 		return nil, err
 	}
 	return &edgeproto.DeleteTrustPolicyExceptionResponse{}, nil

@@ -108,6 +108,7 @@ type infos struct {
 	cloudlets *executor.Cache[*edgeproto.CloudletInfo]
 	clusters  *executor.Cache[*edgeproto.ClusterInstInfo]
 	appInsts  *executor.Cache[*edgeproto.AppInstInfo]
+	tpes      *executor.Cache[*edgeproto.TrustPolicyException]
 	kinds     map[string]*infoKind // by object kind
 }
 
@@ -157,6 +158,7 @@ func New(cfg Config) (*CRM, error) {
 		cloudlets: executor.NewCache[*edgeproto.CloudletInfo](),
 		clusters:  executor.NewCache[*edgeproto.ClusterInstInfo](),
 		appInsts:  executor.NewCache[*edgeproto.AppInstInfo](),
+		tpes:      executor.NewCache[*edgeproto.TrustPolicyException](),
 	}
 	cloudletKind := newInfoKind(in.cloudlets, edgeproto.CloudletInfoFieldState, func(i *edgeproto.CloudletInfo) bool {
 		return i.GetState() == edgeproto.CloudletState_CLOUDLET_STATE_NOT_PRESENT
@@ -165,7 +167,17 @@ func New(cfg Config) (*CRM, error) {
 		func(i *edgeproto.ClusterInstInfo) bool { return trackedGone(i.GetState()) })
 	appInstKind := newInfoKind(in.appInsts, edgeproto.AppInstInfoFieldState,
 		func(i *edgeproto.AppInstInfo) bool { return trackedGone(i.GetState()) })
-	in.kinds = map[string]*infoKind{"Cloudlet": cloudletKind, "ClusterInst": clusterKind, "AppInst": appInstKind}
+	// An exception's reports carry its instances entries: each report is a
+	// phase of its own, so every entry state reaches the controller.
+	tpeKind := newInfoKind(in.tpes, edgeproto.TrustPolicyExceptionFieldInstances, func(e *edgeproto.TrustPolicyException) bool {
+		for _, i := range e.GetInstances() {
+			if i.GetState() != edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE {
+				return false
+			}
+		}
+		return true
+	})
+	in.kinds = map[string]*infoKind{"Cloudlet": cloudletKind, "ClusterInst": clusterKind, "AppInst": appInstKind, "TrustPolicyException": tpeKind}
 	c.infos = in
 	m, err := newMetrics(cfg.Registerer, func() float64 { return float64(c.out.pending()) })
 	if err != nil {
@@ -173,13 +185,14 @@ func New(cfg Config) (*CRM, error) {
 	}
 	c.metrics = m
 	eng, err := executor.New(executor.Config{
-		Platform:         cfg.Platform,
-		Objects:          c.objs.lookups(),
-		CloudletInfos:    sender(c.out, in.cloudlets, cloudletKind),
-		ClusterInstInfos: sender(c.out, in.clusters, clusterKind),
-		AppInstInfos:     sender(c.out, in.appInsts, appInstKind),
-		Workers:          cfg.Workers,
-		Logger:           log,
+		Platform:              cfg.Platform,
+		Objects:               c.objs.lookups(),
+		CloudletInfos:         sender(c.out, in.cloudlets, cloudletKind),
+		ClusterInstInfos:      sender(c.out, in.clusters, clusterKind),
+		AppInstInfos:          sender(c.out, in.appInsts, appInstKind),
+		TrustPolicyExceptions: sender(c.out, in.tpes, tpeKind),
+		Workers:               cfg.Workers,
+		Logger:                log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("crm: %w", err)

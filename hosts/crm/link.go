@@ -281,7 +281,11 @@ func (c *CRM) endSync(ctx context.Context, rs *resync) {
 	_, canReconcile := c.cfg.Platform.(executor.InventoryPlatform)
 	for _, k := range c.objs.order {
 		for _, obj := range k.list() {
-			if _, isCloudlet := obj.(*edgeproto.Cloudlet); first && canReconcile && !isCloudlet {
+			// Reconciliation carries out the requests of clusters and
+			// instances; a cloudlet and an exception are submitted.
+			_, isCloudlet := obj.(*edgeproto.Cloudlet)
+			_, isTPE := obj.(*edgeproto.TrustPolicyException)
+			if first && canReconcile && !isCloudlet && !isTPE {
 				c.sub.record(obj)
 				continue
 			}

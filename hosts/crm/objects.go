@@ -63,6 +63,7 @@ type objects struct {
 	apps          *executor.Cache[*edgeproto.App]
 	clusters      *executor.Cache[*edgeproto.ClusterInst]
 	appInsts      *executor.Cache[*edgeproto.AppInst]
+	tpes          *executor.Cache[*edgeproto.TrustPolicyException]
 	kinds         map[string]*objKind
 	order         []*objKind // dependencies first
 }
@@ -75,11 +76,12 @@ func newObjects() *objects {
 		apps:          executor.NewCache[*edgeproto.App](),
 		clusters:      executor.NewCache[*edgeproto.ClusterInst](),
 		appInsts:      executor.NewCache[*edgeproto.AppInst](),
+		tpes:          executor.NewCache[*edgeproto.TrustPolicyException](),
 		kinds:         map[string]*objKind{},
 	}
 	o.settings.Store(&edgeproto.Settings{})
 	o.order = []*objKind{newObjKind(o.flavors), newObjKind(o.cloudlets), newObjKind(o.trustPolicies),
-		newObjKind(o.apps), newObjKind(o.clusters), newObjKind(o.appInsts)}
+		newObjKind(o.apps), newObjKind(o.clusters), newObjKind(o.appInsts), newObjKind(o.tpes)}
 	for _, k := range o.order {
 		o.kinds[k.name] = k
 	}
@@ -102,7 +104,9 @@ func (o *objects) lookups() executor.Objects {
 }
 
 // infoObject maps an Info kind to the kind of the object it reports on.
-var infoObject = map[string]string{"CloudletInfo": "Cloudlet", "ClusterInstInfo": "ClusterInst", "AppInstInfo": "AppInst"}
+// (a TrustPolicyException reports on itself).
+var infoObject = map[string]string{"CloudletInfo": "Cloudlet", "ClusterInstInfo": "ClusterInst", "AppInstInfo": "AppInst",
+	"TrustPolicyException": "TrustPolicyException"}
 
 // exists reports whether the object an Info of infoKind and key reports on
 // is in the caches.
@@ -116,6 +120,9 @@ func (o *objects) exists(infoKind, key string) bool {
 		return ok
 	case "AppInst":
 		_, ok := o.appInsts.Get(key)
+		return ok
+	case "TrustPolicyException":
+		_, ok := o.tpes.Get(key)
 		return ok
 	}
 	return false

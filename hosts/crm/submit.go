@@ -72,6 +72,23 @@ func request(obj proto.Message, resume bool) (proto.Message, string) {
 			return nil, ""
 		}
 		return withState(o, s), sig
+	case *edgeproto.TrustPolicyException:
+		// The entries that ask for work; the signature names each with
+		// its request, so that a new request of an entry is submitted.
+		out := o.Clone()
+		var parts []string
+		for _, in := range out.Instances {
+			s, sig := state(in.GetState())
+			if sig == "" {
+				continue
+			}
+			in.State = s
+			parts = append(parts, executor.KeyString(in.GetAppInstKey())+"="+sig)
+		}
+		if len(parts) == 0 {
+			return nil, ""
+		}
+		return out, strings.Join(parts, ",")
 	case *edgeproto.Cloudlet:
 		s, sig := state(o.GetState())
 		var parts []string

@@ -110,6 +110,12 @@ var rules = map[protoreflect.FullName]map[string]Access{
 	"edgeproto.v1.TrustPolicyException": {
 		edgeproto.TrustPolicyExceptionFieldKey:       Key,
 		edgeproto.TrustPolicyExceptionFieldInstances: Owned, // one entry per instance the controller applied it to
+		edgeproto.TrustPolicyExceptionFieldDeleting:  Owned, // set by a delete while instances still hold it
+	},
+	"edgeproto.v1.CloudletPool": {
+		edgeproto.CloudletPoolFieldKey:       Key,
+		edgeproto.CloudletPoolFieldCreatedAt: Owned,
+		edgeproto.CloudletPoolFieldUpdatedAt: Owned,
 	},
 	"edgeproto.v1.Settings": {},
 }

@@ -35,6 +35,8 @@ func UpdateOf(action notifyv1.UpdateAction, rev int64, obj proto.Message) (*noti
 		u.Object = &notifyv1.Update_ClusterInst{ClusterInst: o}
 	case *edgeproto.AppInst:
 		u.Object = &notifyv1.Update_AppInst{AppInst: o}
+	case *edgeproto.TrustPolicyException:
+		u.Object = &notifyv1.Update_TrustPolicyException{TrustPolicyException: o}
 	default:
 		return nil, fmt.Errorf("%w: no Update carries a %T", ErrBadMessage, obj)
 	}
@@ -59,6 +61,8 @@ func ObjectOf(u *notifyv1.Update) (proto.Message, error) {
 		obj = o.ClusterInst
 	case *notifyv1.Update_AppInst:
 		obj = o.AppInst
+	case *notifyv1.Update_TrustPolicyException:
+		obj = o.TrustPolicyException
 	}
 	if obj == nil || !obj.ProtoReflect().IsValid() {
 		return nil, fmt.Errorf("%w: Update without an object", ErrBadMessage)
@@ -67,7 +71,8 @@ func ObjectOf(u *notifyv1.Update) (proto.Message, error) {
 }
 
 // Info is a report's Info: a *CloudletInfo, *ClusterInstInfo or
-// *AppInstInfo.
+// *AppInstInfo, or a *TrustPolicyException carrying the states of its
+// instances.
 type Info interface {
 	proto.Message
 	FieldSchema() *fieldmap.Schema
@@ -85,6 +90,8 @@ func ReportOf(seq uint64, info Info, fm *fieldmap.FieldMap) (*notifyv1.Report, e
 		r.Info = &notifyv1.Report_ClusterInstInfo{ClusterInstInfo: i}
 	case *edgeproto.AppInstInfo:
 		r.Info = &notifyv1.Report_AppInstInfo{AppInstInfo: i}
+	case *edgeproto.TrustPolicyException:
+		r.Info = &notifyv1.Report_TrustPolicyException{TrustPolicyException: i}
 	default:
 		return nil, fmt.Errorf("%w: no Report carries a %T", ErrBadMessage, info)
 	}
@@ -102,6 +109,8 @@ func InfoOf(r *notifyv1.Report) (Info, *fieldmap.FieldMap, error) {
 		info = i.ClusterInstInfo
 	case *notifyv1.Report_AppInstInfo:
 		info = i.AppInstInfo
+	case *notifyv1.Report_TrustPolicyException:
+		info = i.TrustPolicyException
 	}
 	if info == nil || !info.ProtoReflect().IsValid() {
 		return nil, nil, fmt.Errorf("%w: Report without an Info", ErrBadMessage)

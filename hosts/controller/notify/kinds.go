@@ -69,6 +69,7 @@ type kinds struct {
 	apps          *store.Kind[*edgeproto.App]
 	clusters      *store.Kind[*edgeproto.ClusterInst]
 	appInsts      *store.Kind[*edgeproto.AppInst]
+	tpes          *store.Kind[*edgeproto.TrustPolicyException]
 	byName        map[string]*kindDef
 	order         []*kindDef // as listed: a CRM's dependencies (Apps) before what needs them
 }
@@ -83,6 +84,7 @@ func newKinds(s *store.Store) *kinds {
 		apps:          store.NewKind[*edgeproto.App](s),
 		clusters:      store.NewKind[*edgeproto.ClusterInst](s),
 		appInsts:      store.NewKind[*edgeproto.AppInst](s),
+		tpes:          store.NewKind[*edgeproto.TrustPolicyException](s),
 	}
 	k.byName = map[string]*kindDef{}
 	// One line a kind the CRMs receive, with the sessions its changes
@@ -104,6 +106,9 @@ func newKinds(s *store.Store) *kinds {
 		}, routePlaced(func(o *edgeproto.ClusterInst) *edgeproto.CloudletKey { return o.GetCloudletKey() })),
 		defOf(k.appInsts, edgeproto.ParseAppInstKeyString, func(key *edgeproto.AppInstKey) *edgeproto.AppInst { return &edgeproto.AppInst{Key: key} },
 			routePlaced(func(o *edgeproto.AppInst) *edgeproto.CloudletKey { return o.GetCloudletKey() })),
+		defOf(k.tpes, edgeproto.ParseTrustPolicyExceptionKeyString, func(key *edgeproto.TrustPolicyExceptionKey) *edgeproto.TrustPolicyException {
+			return &edgeproto.TrustPolicyException{Key: key}
+		}),
 	} {
 		k.byName[d.name] = d
 		k.order = append(k.order, d)

@@ -17,8 +17,9 @@ type change struct {
 
 // scope decides what one CRM needs: every flavor and the settings, its
 // cloudlet, the trust policies of the cloudlet's organization, the
-// clusters and instances on the cloudlet, and the Apps those instances
-// run. It remembers what it sent so that an object leaving the scope is
+// clusters and instances on the cloudlet, the Apps those instances run,
+// and the trust policy exceptions with entries on the cloudlet (with
+// those entries only). It remembers what it sent so that an object leaving the scope is
 // sent as a delete. Only the goroutine feeding the session's queue uses
 // it.
 type scope struct {
@@ -82,6 +83,11 @@ func (sc *scope) put(d *kindDef, key string, obj proto.Message, rev int64) []cha
 			return []change{sc.putChange(d.name, key, o, rev)}
 		}
 		return sc.delChange(nil, d.name, key, stub, rev)
+	case *edgeproto.TrustPolicyException:
+		if local := sc.localTPE(o); local != nil {
+			return []change{sc.putChange(d.name, key, local, rev)}
+		}
+		return sc.delChange(nil, d.name, key, stub, rev)
 	case *edgeproto.AppInst:
 		if !proto.Equal(o.GetCloudletKey(), sc.cloudlet) {
 			return sc.removeInst(d, key, rev)
@@ -101,6 +107,23 @@ func (sc *scope) put(d *kindDef, key string, obj proto.Message, rev int64) []cha
 		return append(out, sc.putChange(d.name, key, o, rev))
 	}
 	return nil
+}
+
+// localTPE is exc with only its instances entries on the scope's cloudlet,
+// or nil when it has none there.
+func (sc *scope) localTPE(exc *edgeproto.TrustPolicyException) *edgeproto.TrustPolicyException {
+	var local []*edgeproto.TrustPolicyExceptionInstance
+	for _, in := range exc.GetInstances() {
+		if proto.Equal(in.GetCloudletKey(), sc.cloudlet) {
+			local = append(local, in)
+		}
+	}
+	if len(local) == 0 {
+		return nil
+	}
+	out := &edgeproto.TrustPolicyException{Key: exc.GetKey(), State: exc.GetState(), OutboundSecurityRules: exc.GetOutboundSecurityRules(),
+		Instances: local, Deleting: exc.GetDeleting()}
+	return out.Clone()
 }
 
 // KindApp is the store's name of Apps.

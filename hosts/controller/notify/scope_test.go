@@ -79,3 +79,46 @@ func TestScopeSendsWhatTheCRMNeedsAndNothingElse(t *testing.T) {
 		t.Errorf("the App sent to the CRM that runs it lacks its secret: %v", cs[0].obj)
 	}
 }
+
+func TestScopeSendsExceptionsWithTheCloudletsEntriesOnly(t *testing.T) {
+	t.Parallel()
+	st, err := store.New(etcdtest.New(t).Client(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := newKinds(st)
+	mine := &edgeproto.CloudletKey{Organization: "op", Name: "site1"}
+	other := &edgeproto.CloudletKey{Organization: "op", Name: "site2"}
+	sc := newScope(mine)
+	key := &edgeproto.TrustPolicyExceptionKey{AppKey: &edgeproto.AppKey{Organization: "dev", Name: "web"},
+		CloudletPoolKey: &edgeproto.CloudletPoolKey{Organization: "op", Name: "p"}, Name: "dns"}
+	exc := func(cls ...*edgeproto.CloudletKey) *edgeproto.TrustPolicyException {
+		e := &edgeproto.TrustPolicyException{Key: key, State: edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_ACTIVE}
+		for i, cl := range cls {
+			e.Instances = append(e.Instances, &edgeproto.TrustPolicyExceptionInstance{
+				AppInstKey: &edgeproto.AppInstKey{Organization: "dev", Name: string(rune('a' + i))}, CloudletKey: cl,
+				State: edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED})
+		}
+		return e
+	}
+	d := k.byName["TrustPolicyException"]
+	ks := (&edgeproto.TrustPolicyException{Key: key}).GetKeyString()
+	if got := changesOf(sc.put(d, ks, exc(other), 1)); got != nil {
+		t.Fatalf("an exception with entries elsewhere only: sent %q", got)
+	}
+	cs := sc.put(d, ks, exc(other, mine), 2)
+	if got := changesOf(cs); !slices.Equal(got, []string{"put TrustPolicyException/" + ks}) {
+		t.Fatalf("an exception with an entry on the cloudlet: sent %q", got)
+	}
+	sent := cs[0].obj.(*edgeproto.TrustPolicyException)
+	if len(sent.Instances) != 1 || sent.Instances[0].GetAppInstKey().GetName() != "b" {
+		t.Fatalf("entries sent = %v, want only the cloudlet's (b)", sent.Instances)
+	}
+	if got := changesOf(sc.put(d, ks, exc(other), 3)); !slices.Equal(got, []string{"del TrustPolicyException/" + ks}) {
+		t.Fatalf("the cloudlet's entry went: sent %q, want the delete", got)
+	}
+	sc.put(d, ks, exc(mine), 4)
+	if got := changesOf(sc.remove(d, ks, 5)); !slices.Equal(got, []string{"del TrustPolicyException/" + ks}) {
+		t.Fatalf("the exception was deleted: sent %q", got)
+	}
+}

@@ -154,6 +154,7 @@ func (s *session) sync() (int64, int, error) {
 		apps     []*edgeproto.App
 		clusters []*edgeproto.ClusterInst
 		insts    []*edgeproto.AppInst
+		tpes     []*edgeproto.TrustPolicyException
 	)
 	rev, err := s.srv.cfg.Store.Txn(s.ctx, func(tx *store.Tx) (err error) {
 		val, _, err := tx.Get(k.settingsPath)
@@ -178,7 +179,10 @@ func (s *session) sync() (int64, int, error) {
 		if clusters, err = k.clusters.TxList(tx); err != nil {
 			return err
 		}
-		insts, err = k.appInsts.TxList(tx)
+		if insts, err = k.appInsts.TxList(tx); err != nil {
+			return err
+		}
+		tpes, err = k.tpes.TxList(tx)
 		return err
 	})
 	if err != nil {
@@ -212,6 +216,9 @@ func (s *session) sync() (int64, int, error) {
 	}
 	for _, o := range insts {
 		add(k.byName[k.appInsts.Name()], o.GetKeyString(), o, rev)
+	}
+	for _, o := range tpes {
+		add(k.byName[k.tpes.Name()], o.GetKeyString(), o, rev)
 	}
 	if !s.put(true, changes...) {
 		return 0, 0, errQueueFull

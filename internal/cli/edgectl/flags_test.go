@@ -267,7 +267,7 @@ func TestBadInputIsNamed(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"create", "clowdlet"}, `unknown kind "clowdlet" for edgectl create; kinds: flavor, cloudlet, clusterinst, app, appinst, trustpolicy, trustpolicyexception; did you mean "cloudlet"?`},
+		{[]string{"create", "clowdlet"}, `unknown kind "clowdlet" for edgectl create; kinds: flavor, cloudlet, clusterinst, app, appinst, trustpolicy, cloudletpool, trustpolicyexception; did you mean "cloudlet"?`},
 		{[]string{"create"}, "edgectl create needs a kind: flavor, cloudlet"},
 		{[]string{"create", "cloudletinfo"}, "edgectl cannot create a cloudletinfo"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate" for "edgectl"`},

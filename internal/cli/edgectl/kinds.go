@@ -104,6 +104,9 @@ var kindSpecs = []kindSpec{
 	{"edgeproto.v1.TrustPolicy", "edgeproto.v1.TrustPolicyService", []string{"trustpolicies", "tp"}, []output.Column{
 		colOrg, colName, {Header: "RULES", Path: "outbound_security_rules"},
 	}},
+	{"edgeproto.v1.CloudletPool", "edgeproto.v1.CloudletPoolService", []string{"cloudletpools", "pool", "pools"}, []output.Column{
+		colOrg, colName, {Header: "CLOUDLETS", Path: "cloudlets"}, {Header: "DEVELOPERS", Path: "developer_organizations"},
+	}},
 	{"edgeproto.v1.TrustPolicyException", "edgeproto.v1.TrustPolicyExceptionService", []string{"trustpolicyexceptions", "tpe"}, []output.Column{
 		{Header: "APP", Path: "key.app_key.name"}, {Header: "POOL", Path: "key.cloudlet_pool_key.name"}, colName, colState,
 	}},

@@ -68,6 +68,7 @@ func (m *TrustPolicyExceptionInstance) CloneVT() *TrustPolicyExceptionInstance {
 	r.AppInstKey = m.AppInstKey.CloneVT()
 	r.CloudletKey = m.CloudletKey.CloneVT()
 	r.State = m.State
+	r.ClusterKey = m.ClusterKey.CloneVT()
 	if rhs := m.Errors; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -91,6 +92,7 @@ func (m *TrustPolicyException) CloneVT() *TrustPolicyException {
 	r := new(TrustPolicyException)
 	r.Key = m.Key.CloneVT()
 	r.State = m.State
+	r.Deleting = m.Deleting
 	if rhs := m.OutboundSecurityRules; rhs != nil {
 		tmpContainer := make([]*SecurityRule, len(rhs))
 		for k, v := range rhs {
@@ -204,6 +206,9 @@ func (this *TrustPolicyExceptionInstance) EqualVT(that *TrustPolicyExceptionInst
 			return false
 		}
 	}
+	if !this.ClusterKey.EqualVT(that.ClusterKey) {
+		return false
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
@@ -259,6 +264,9 @@ func (this *TrustPolicyException) EqualVT(that *TrustPolicyException) bool {
 				return false
 			}
 		}
+	}
+	if this.Deleting != that.Deleting {
+		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }

@@ -323,6 +323,7 @@ type Report struct {
 	//	*Report_CloudletInfo
 	//	*Report_ClusterInstInfo
 	//	*Report_AppInstInfo
+	//	*Report_TrustPolicyException
 	Info isReport_Info `protobuf_oneof:"info"`
 	// Flags of the fields the report sets (they must include the key),
 	// optionally followed by ":add" or ":remove".
@@ -402,6 +403,15 @@ func (x *Report) GetAppInstInfo() *edgeproto.AppInstInfo {
 	return nil
 }
 
+func (x *Report) GetTrustPolicyException() *edgeproto.TrustPolicyException {
+	if x != nil {
+		if x, ok := x.Info.(*Report_TrustPolicyException); ok {
+			return x.TrustPolicyException
+		}
+	}
+	return nil
+}
+
 func (x *Report) GetFields() []string {
 	if x != nil {
 		return x.Fields
@@ -428,11 +438,19 @@ type Report_AppInstInfo struct {
 	AppInstInfo *edgeproto.AppInstInfo `protobuf:"bytes,4,opt,name=app_inst_info,json=appInstInfo,proto3,oneof"`
 }
 
+type Report_TrustPolicyException struct {
+	// The state of a trust policy exception on instances of the cloudlet:
+	// its key and instances.
+	TrustPolicyException *edgeproto.TrustPolicyException `protobuf:"bytes,6,opt,name=trust_policy_exception,json=trustPolicyException,proto3,oneof"`
+}
+
 func (*Report_CloudletInfo) isReport_Info() {}
 
 func (*Report_ClusterInstInfo) isReport_Info() {}
 
 func (*Report_AppInstInfo) isReport_Info() {}
+
+func (*Report_TrustPolicyException) isReport_Info() {}
 
 // ConnectResponse is one message from the controller.
 type ConnectResponse struct {
@@ -726,6 +744,7 @@ type Update struct {
 	//	*Update_App
 	//	*Update_ClusterInst
 	//	*Update_AppInst
+	//	*Update_TrustPolicyException
 	Object        isUpdate_Object `protobuf_oneof:"object"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -845,6 +864,15 @@ func (x *Update) GetAppInst() *edgeproto.AppInst {
 	return nil
 }
 
+func (x *Update) GetTrustPolicyException() *edgeproto.TrustPolicyException {
+	if x != nil {
+		if x, ok := x.Object.(*Update_TrustPolicyException); ok {
+			return x.TrustPolicyException
+		}
+	}
+	return nil
+}
+
 type isUpdate_Object interface {
 	isUpdate_Object()
 }
@@ -884,6 +912,12 @@ type Update_AppInst struct {
 	AppInst *edgeproto.AppInst `protobuf:"bytes,9,opt,name=app_inst,json=appInst,proto3,oneof"`
 }
 
+type Update_TrustPolicyException struct {
+	// A trust policy exception with the instances on the cloudlet it
+	// applies to (the others are left out).
+	TrustPolicyException *edgeproto.TrustPolicyException `protobuf:"bytes,10,opt,name=trust_policy_exception,json=trustPolicyException,proto3,oneof"`
+}
+
 func (*Update_Settings) isUpdate_Object() {}
 
 func (*Update_Flavor) isUpdate_Object() {}
@@ -897,6 +931,8 @@ func (*Update_App) isUpdate_Object() {}
 func (*Update_ClusterInst) isUpdate_Object() {}
 
 func (*Update_AppInst) isUpdate_Object() {}
+
+func (*Update_TrustPolicyException) isUpdate_Object() {}
 
 // ReportAck says what became of one report.
 type ReportAck struct {
@@ -1013,12 +1049,13 @@ const file_edgekit_notify_v1_notify_proto_rawDesc = "" +
 	"\n" +
 	"access_key\x18\x02 \x01(\tB\x03\x80\x01\x01R\taccessKey\x12\x1a\n" +
 	"\binstance\x18\x03 \x01(\tR\binstance\x12'\n" +
-	"\x0fresume_revision\x18\x04 \x01(\x03R\x0eresumeRevision\"\x8b\x02\n" +
+	"\x0fresume_revision\x18\x04 \x01(\x03R\x0eresumeRevision\"\xe7\x02\n" +
 	"\x06Report\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12A\n" +
 	"\rcloudlet_info\x18\x02 \x01(\v2\x1a.edgeproto.v1.CloudletInfoH\x00R\fcloudletInfo\x12K\n" +
 	"\x11cluster_inst_info\x18\x03 \x01(\v2\x1d.edgeproto.v1.ClusterInstInfoH\x00R\x0fclusterInstInfo\x12?\n" +
-	"\rapp_inst_info\x18\x04 \x01(\v2\x19.edgeproto.v1.AppInstInfoH\x00R\vappInstInfo\x12\x16\n" +
+	"\rapp_inst_info\x18\x04 \x01(\v2\x19.edgeproto.v1.AppInstInfoH\x00R\vappInstInfo\x12Z\n" +
+	"\x16trust_policy_exception\x18\x06 \x01(\v2\".edgeproto.v1.TrustPolicyExceptionH\x00R\x14trustPolicyException\x12\x16\n" +
 	"\x06fields\x18\x05 \x03(\tR\x06fieldsB\x06\n" +
 	"\x04info\"\xc2\x02\n" +
 	"\x0fConnectResponse\x12=\n" +
@@ -1037,7 +1074,7 @@ const file_edgekit_notify_v1_notify_proto_rawDesc = "" +
 	"\aSyncEnd\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x03R\brevision\x12\x18\n" +
 	"\aobjects\x18\x02 \x01(\rR\aobjects\x12\x18\n" +
-	"\aresumed\x18\x03 \x01(\bR\aresumed\"\xde\x03\n" +
+	"\aresumed\x18\x03 \x01(\bR\aresumed\"\xba\x04\n" +
 	"\x06Update\x127\n" +
 	"\x06action\x18\x01 \x01(\x0e2\x1f.edgekit.notify.v1.UpdateActionR\x06action\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x03R\brevision\x124\n" +
@@ -1047,7 +1084,9 @@ const file_edgekit_notify_v1_notify_proto_rawDesc = "" +
 	"\ftrust_policy\x18\x06 \x01(\v2\x19.edgeproto.v1.TrustPolicyH\x00R\vtrustPolicy\x12%\n" +
 	"\x03app\x18\a \x01(\v2\x11.edgeproto.v1.AppH\x00R\x03app\x12>\n" +
 	"\fcluster_inst\x18\b \x01(\v2\x19.edgeproto.v1.ClusterInstH\x00R\vclusterInst\x122\n" +
-	"\bapp_inst\x18\t \x01(\v2\x15.edgeproto.v1.AppInstH\x00R\aappInstB\b\n" +
+	"\bapp_inst\x18\t \x01(\v2\x15.edgeproto.v1.AppInstH\x00R\aappInst\x12Z\n" +
+	"\x16trust_policy_exception\x18\n" +
+	" \x01(\v2\".edgeproto.v1.TrustPolicyExceptionH\x00R\x14trustPolicyExceptionB\b\n" +
 	"\x06object\"k\n" +
 	"\tReportAck\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x124\n" +
@@ -1081,29 +1120,30 @@ func file_edgekit_notify_v1_notify_proto_rawDescGZIP() []byte {
 var file_edgekit_notify_v1_notify_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_edgekit_notify_v1_notify_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_edgekit_notify_v1_notify_proto_goTypes = []any{
-	(UpdateAction)(0),                 // 0: edgekit.notify.v1.UpdateAction
-	(Verdict)(0),                      // 1: edgekit.notify.v1.Verdict
-	(*ConnectRequest)(nil),            // 2: edgekit.notify.v1.ConnectRequest
-	(*Hello)(nil),                     // 3: edgekit.notify.v1.Hello
-	(*Report)(nil),                    // 4: edgekit.notify.v1.Report
-	(*ConnectResponse)(nil),           // 5: edgekit.notify.v1.ConnectResponse
-	(*SyncStart)(nil),                 // 6: edgekit.notify.v1.SyncStart
-	(*SyncEnd)(nil),                   // 7: edgekit.notify.v1.SyncEnd
-	(*Update)(nil),                    // 8: edgekit.notify.v1.Update
-	(*ReportAck)(nil),                 // 9: edgekit.notify.v1.ReportAck
-	(*Keepalive)(nil),                 // 10: edgekit.notify.v1.Keepalive
-	(*edgeproto.CloudletKey)(nil),     // 11: edgeproto.v1.CloudletKey
-	(*edgeproto.CloudletInfo)(nil),    // 12: edgeproto.v1.CloudletInfo
-	(*edgeproto.ClusterInstInfo)(nil), // 13: edgeproto.v1.ClusterInstInfo
-	(*edgeproto.AppInstInfo)(nil),     // 14: edgeproto.v1.AppInstInfo
-	(*durationpb.Duration)(nil),       // 15: google.protobuf.Duration
-	(*edgeproto.Settings)(nil),        // 16: edgeproto.v1.Settings
-	(*edgeproto.Flavor)(nil),          // 17: edgeproto.v1.Flavor
-	(*edgeproto.Cloudlet)(nil),        // 18: edgeproto.v1.Cloudlet
-	(*edgeproto.TrustPolicy)(nil),     // 19: edgeproto.v1.TrustPolicy
-	(*edgeproto.App)(nil),             // 20: edgeproto.v1.App
-	(*edgeproto.ClusterInst)(nil),     // 21: edgeproto.v1.ClusterInst
-	(*edgeproto.AppInst)(nil),         // 22: edgeproto.v1.AppInst
+	(UpdateAction)(0),                      // 0: edgekit.notify.v1.UpdateAction
+	(Verdict)(0),                           // 1: edgekit.notify.v1.Verdict
+	(*ConnectRequest)(nil),                 // 2: edgekit.notify.v1.ConnectRequest
+	(*Hello)(nil),                          // 3: edgekit.notify.v1.Hello
+	(*Report)(nil),                         // 4: edgekit.notify.v1.Report
+	(*ConnectResponse)(nil),                // 5: edgekit.notify.v1.ConnectResponse
+	(*SyncStart)(nil),                      // 6: edgekit.notify.v1.SyncStart
+	(*SyncEnd)(nil),                        // 7: edgekit.notify.v1.SyncEnd
+	(*Update)(nil),                         // 8: edgekit.notify.v1.Update
+	(*ReportAck)(nil),                      // 9: edgekit.notify.v1.ReportAck
+	(*Keepalive)(nil),                      // 10: edgekit.notify.v1.Keepalive
+	(*edgeproto.CloudletKey)(nil),          // 11: edgeproto.v1.CloudletKey
+	(*edgeproto.CloudletInfo)(nil),         // 12: edgeproto.v1.CloudletInfo
+	(*edgeproto.ClusterInstInfo)(nil),      // 13: edgeproto.v1.ClusterInstInfo
+	(*edgeproto.AppInstInfo)(nil),          // 14: edgeproto.v1.AppInstInfo
+	(*edgeproto.TrustPolicyException)(nil), // 15: edgeproto.v1.TrustPolicyException
+	(*durationpb.Duration)(nil),            // 16: google.protobuf.Duration
+	(*edgeproto.Settings)(nil),             // 17: edgeproto.v1.Settings
+	(*edgeproto.Flavor)(nil),               // 18: edgeproto.v1.Flavor
+	(*edgeproto.Cloudlet)(nil),             // 19: edgeproto.v1.Cloudlet
+	(*edgeproto.TrustPolicy)(nil),          // 20: edgeproto.v1.TrustPolicy
+	(*edgeproto.App)(nil),                  // 21: edgeproto.v1.App
+	(*edgeproto.ClusterInst)(nil),          // 22: edgeproto.v1.ClusterInst
+	(*edgeproto.AppInst)(nil),              // 23: edgeproto.v1.AppInst
 }
 var file_edgekit_notify_v1_notify_proto_depIdxs = []int32{
 	3,  // 0: edgekit.notify.v1.ConnectRequest.hello:type_name -> edgekit.notify.v1.Hello
@@ -1112,28 +1152,30 @@ var file_edgekit_notify_v1_notify_proto_depIdxs = []int32{
 	12, // 3: edgekit.notify.v1.Report.cloudlet_info:type_name -> edgeproto.v1.CloudletInfo
 	13, // 4: edgekit.notify.v1.Report.cluster_inst_info:type_name -> edgeproto.v1.ClusterInstInfo
 	14, // 5: edgekit.notify.v1.Report.app_inst_info:type_name -> edgeproto.v1.AppInstInfo
-	6,  // 6: edgekit.notify.v1.ConnectResponse.sync_start:type_name -> edgekit.notify.v1.SyncStart
-	8,  // 7: edgekit.notify.v1.ConnectResponse.update:type_name -> edgekit.notify.v1.Update
-	7,  // 8: edgekit.notify.v1.ConnectResponse.sync_end:type_name -> edgekit.notify.v1.SyncEnd
-	9,  // 9: edgekit.notify.v1.ConnectResponse.report_ack:type_name -> edgekit.notify.v1.ReportAck
-	10, // 10: edgekit.notify.v1.ConnectResponse.keepalive:type_name -> edgekit.notify.v1.Keepalive
-	15, // 11: edgekit.notify.v1.SyncStart.keepalive_interval:type_name -> google.protobuf.Duration
-	0,  // 12: edgekit.notify.v1.Update.action:type_name -> edgekit.notify.v1.UpdateAction
-	16, // 13: edgekit.notify.v1.Update.settings:type_name -> edgeproto.v1.Settings
-	17, // 14: edgekit.notify.v1.Update.flavor:type_name -> edgeproto.v1.Flavor
-	18, // 15: edgekit.notify.v1.Update.cloudlet:type_name -> edgeproto.v1.Cloudlet
-	19, // 16: edgekit.notify.v1.Update.trust_policy:type_name -> edgeproto.v1.TrustPolicy
-	20, // 17: edgekit.notify.v1.Update.app:type_name -> edgeproto.v1.App
-	21, // 18: edgekit.notify.v1.Update.cluster_inst:type_name -> edgeproto.v1.ClusterInst
-	22, // 19: edgekit.notify.v1.Update.app_inst:type_name -> edgeproto.v1.AppInst
-	1,  // 20: edgekit.notify.v1.ReportAck.verdict:type_name -> edgekit.notify.v1.Verdict
-	2,  // 21: edgekit.notify.v1.NotifyService.Connect:input_type -> edgekit.notify.v1.ConnectRequest
-	5,  // 22: edgekit.notify.v1.NotifyService.Connect:output_type -> edgekit.notify.v1.ConnectResponse
-	22, // [22:23] is the sub-list for method output_type
-	21, // [21:22] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	15, // 6: edgekit.notify.v1.Report.trust_policy_exception:type_name -> edgeproto.v1.TrustPolicyException
+	6,  // 7: edgekit.notify.v1.ConnectResponse.sync_start:type_name -> edgekit.notify.v1.SyncStart
+	8,  // 8: edgekit.notify.v1.ConnectResponse.update:type_name -> edgekit.notify.v1.Update
+	7,  // 9: edgekit.notify.v1.ConnectResponse.sync_end:type_name -> edgekit.notify.v1.SyncEnd
+	9,  // 10: edgekit.notify.v1.ConnectResponse.report_ack:type_name -> edgekit.notify.v1.ReportAck
+	10, // 11: edgekit.notify.v1.ConnectResponse.keepalive:type_name -> edgekit.notify.v1.Keepalive
+	16, // 12: edgekit.notify.v1.SyncStart.keepalive_interval:type_name -> google.protobuf.Duration
+	0,  // 13: edgekit.notify.v1.Update.action:type_name -> edgekit.notify.v1.UpdateAction
+	17, // 14: edgekit.notify.v1.Update.settings:type_name -> edgeproto.v1.Settings
+	18, // 15: edgekit.notify.v1.Update.flavor:type_name -> edgeproto.v1.Flavor
+	19, // 16: edgekit.notify.v1.Update.cloudlet:type_name -> edgeproto.v1.Cloudlet
+	20, // 17: edgekit.notify.v1.Update.trust_policy:type_name -> edgeproto.v1.TrustPolicy
+	21, // 18: edgekit.notify.v1.Update.app:type_name -> edgeproto.v1.App
+	22, // 19: edgekit.notify.v1.Update.cluster_inst:type_name -> edgeproto.v1.ClusterInst
+	23, // 20: edgekit.notify.v1.Update.app_inst:type_name -> edgeproto.v1.AppInst
+	15, // 21: edgekit.notify.v1.Update.trust_policy_exception:type_name -> edgeproto.v1.TrustPolicyException
+	1,  // 22: edgekit.notify.v1.ReportAck.verdict:type_name -> edgekit.notify.v1.Verdict
+	2,  // 23: edgekit.notify.v1.NotifyService.Connect:input_type -> edgekit.notify.v1.ConnectRequest
+	5,  // 24: edgekit.notify.v1.NotifyService.Connect:output_type -> edgekit.notify.v1.ConnectResponse
+	24, // [24:25] is the sub-list for method output_type
+	23, // [23:24] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_edgekit_notify_v1_notify_proto_init() }
@@ -1149,6 +1191,7 @@ func file_edgekit_notify_v1_notify_proto_init() {
 		(*Report_CloudletInfo)(nil),
 		(*Report_ClusterInstInfo)(nil),
 		(*Report_AppInstInfo)(nil),
+		(*Report_TrustPolicyException)(nil),
 	}
 	file_edgekit_notify_v1_notify_proto_msgTypes[3].OneofWrappers = []any{
 		(*ConnectResponse_SyncStart)(nil),
@@ -1165,6 +1208,7 @@ func file_edgekit_notify_v1_notify_proto_init() {
 		(*Update_App)(nil),
 		(*Update_ClusterInst)(nil),
 		(*Update_AppInst)(nil),
+		(*Update_TrustPolicyException)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

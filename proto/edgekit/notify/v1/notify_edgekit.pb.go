@@ -145,6 +145,35 @@ const (
 	ConnectRequestFieldReportAppInstInfoUpdatedAt                                  = "2.4.9"       // report.app_inst_info.updated_at
 	ConnectRequestFieldReportAppInstInfoRequestId                                  = "2.4.10"      // report.app_inst_info.request_id
 	ConnectRequestFieldReportFields                                                = "2.5"         // report.fields
+	ConnectRequestFieldReportTrustPolicyException                                  = "2.6"         // report.trust_policy_exception
+	ConnectRequestFieldReportTrustPolicyExceptionKey                               = "2.6.1"       // report.trust_policy_exception.key
+	ConnectRequestFieldReportTrustPolicyExceptionKeyAppKey                         = "2.6.1.1"     // report.trust_policy_exception.key.app_key
+	ConnectRequestFieldReportTrustPolicyExceptionKeyAppKeyOrganization             = "2.6.1.1.1"   // report.trust_policy_exception.key.app_key.organization
+	ConnectRequestFieldReportTrustPolicyExceptionKeyAppKeyName                     = "2.6.1.1.2"   // report.trust_policy_exception.key.app_key.name
+	ConnectRequestFieldReportTrustPolicyExceptionKeyAppKeyVersion                  = "2.6.1.1.3"   // report.trust_policy_exception.key.app_key.version
+	ConnectRequestFieldReportTrustPolicyExceptionKeyCloudletPoolKey                = "2.6.1.2"     // report.trust_policy_exception.key.cloudlet_pool_key
+	ConnectRequestFieldReportTrustPolicyExceptionKeyCloudletPoolKeyOrganization    = "2.6.1.2.1"   // report.trust_policy_exception.key.cloudlet_pool_key.organization
+	ConnectRequestFieldReportTrustPolicyExceptionKeyCloudletPoolKeyName            = "2.6.1.2.2"   // report.trust_policy_exception.key.cloudlet_pool_key.name
+	ConnectRequestFieldReportTrustPolicyExceptionKeyName                           = "2.6.1.3"     // report.trust_policy_exception.key.name
+	ConnectRequestFieldReportTrustPolicyExceptionState                             = "2.6.2"       // report.trust_policy_exception.state
+	ConnectRequestFieldReportTrustPolicyExceptionOutboundSecurityRules             = "2.6.3"       // report.trust_policy_exception.outbound_security_rules
+	ConnectRequestFieldReportTrustPolicyExceptionOutboundSecurityRulesProtocol     = "2.6.3.1"     // report.trust_policy_exception.outbound_security_rules.protocol
+	ConnectRequestFieldReportTrustPolicyExceptionOutboundSecurityRulesPortRangeMin = "2.6.3.2"     // report.trust_policy_exception.outbound_security_rules.port_range_min
+	ConnectRequestFieldReportTrustPolicyExceptionOutboundSecurityRulesPortRangeMax = "2.6.3.3"     // report.trust_policy_exception.outbound_security_rules.port_range_max
+	ConnectRequestFieldReportTrustPolicyExceptionOutboundSecurityRulesRemoteCidr   = "2.6.3.4"     // report.trust_policy_exception.outbound_security_rules.remote_cidr
+	ConnectRequestFieldReportTrustPolicyExceptionInstances                         = "2.6.4"       // report.trust_policy_exception.instances
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesAppInstKey               = "2.6.4.1"     // report.trust_policy_exception.instances.app_inst_key
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesAppInstKeyName           = "2.6.4.1.1"   // report.trust_policy_exception.instances.app_inst_key.name
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesAppInstKeyOrganization   = "2.6.4.1.2"   // report.trust_policy_exception.instances.app_inst_key.organization
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesCloudletKey              = "2.6.4.2"     // report.trust_policy_exception.instances.cloudlet_key
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesCloudletKeyOrganization  = "2.6.4.2.1"   // report.trust_policy_exception.instances.cloudlet_key.organization
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesCloudletKeyName          = "2.6.4.2.2"   // report.trust_policy_exception.instances.cloudlet_key.name
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesState                    = "2.6.4.3"     // report.trust_policy_exception.instances.state
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesErrors                   = "2.6.4.4"     // report.trust_policy_exception.instances.errors
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesClusterKey               = "2.6.4.5"     // report.trust_policy_exception.instances.cluster_key
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesClusterKeyName           = "2.6.4.5.1"   // report.trust_policy_exception.instances.cluster_key.name
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesClusterKeyOrganization   = "2.6.4.5.2"   // report.trust_policy_exception.instances.cluster_key.organization
+	ConnectRequestFieldReportTrustPolicyExceptionDeleting                          = "2.6.5"       // report.trust_policy_exception.deleting
 )
 
 var _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.CloudletKey{}), Fields: []fieldmap.ShapeField{
@@ -299,12 +328,53 @@ var _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape = &fieldmap.Sha
 	{Number: 10, Name: "request_id", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
+var _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(edgeproto.AppKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(edgeproto.AppKey{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "version", Off: unsafe.Offsetof(edgeproto.AppKey{}.Version), Op: fieldmap.OpString},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_CloudletPoolKey15gm1uo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.CloudletPoolKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(edgeproto.CloudletPoolKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(edgeproto.CloudletPoolKey{}.Name), Op: fieldmap.OpString},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionKeyu340wz_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicyExceptionKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionKey{}.AppKey)}},
+	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletPoolKey15gm1uo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionKey{}.CloudletPoolKey)}},
+	{Number: 3, Name: "name", Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionKey{}.Name), Op: fieldmap.OpString},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.SecurityRule{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.Protocol), Op: fieldmap.OpString},
+	{Number: 2, Name: "port_range_min", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.PortRangeMin), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "port_range_max", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.PortRangeMax), Op: fieldmap.OpUint32},
+	{Number: 4, Name: "remote_cidr", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.RemoteCidr), Op: fieldmap.OpString},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicyExceptionInstance{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.AppInstKey)}},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.CloudletKey)}},
+	{Number: 3, Name: "state", Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.State), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.Errors), Op: fieldmap.OpListString},
+	{Number: 5, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.ClusterKey)}},
+}}
+
+var _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicyException{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionKeyu340wz_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*edgeproto.SecurityRule]{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.OutboundSecurityRules)}},
+	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_shape, Value: &fieldmap.MessageList[*edgeproto.TrustPolicyExceptionInstance]{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Instances)}},
+	{Number: 5, Name: "deleting", Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Deleting), Op: fieldmap.OpBool},
+}}
+
 var _Report_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Report{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "seq", Off: unsafe.Offsetof(Report{}.Seq), Op: fieldmap.OpUint64},
 	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageMember[*Report_CloudletInfo, *edgeproto.CloudletInfo]{Load: func(m unsafe.Pointer) any { return (*Report)(m).Info }}},
 	{Number: 3, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageMember[*Report_ClusterInstInfo, *edgeproto.ClusterInstInfo]{Load: func(m unsafe.Pointer) any { return (*Report)(m).Info }}},
 	{Number: 4, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageMember[*Report_AppInstInfo, *edgeproto.AppInstInfo]{Load: func(m unsafe.Pointer) any { return (*Report)(m).Info }}},
 	{Number: 5, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Report{}.Fields), Op: fieldmap.OpListString},
+	{Number: 6, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageMember[*Report_TrustPolicyException, *edgeproto.TrustPolicyException]{Load: func(m unsafe.Pointer) any { return (*Report)(m).Info }}},
 }}
 
 var _ConnectRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConnectRequest{}), Fields: []fieldmap.ShapeField{
@@ -384,6 +454,16 @@ var ConnectRequestAllFields = []string{
 	ConnectRequestFieldReportAppInstInfoUpdatedAt,
 	ConnectRequestFieldReportAppInstInfoRequestId,
 	ConnectRequestFieldReportFields,
+	ConnectRequestFieldReportTrustPolicyExceptionKeyAppKeyOrganization,
+	ConnectRequestFieldReportTrustPolicyExceptionKeyAppKeyName,
+	ConnectRequestFieldReportTrustPolicyExceptionKeyAppKeyVersion,
+	ConnectRequestFieldReportTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	ConnectRequestFieldReportTrustPolicyExceptionKeyCloudletPoolKeyName,
+	ConnectRequestFieldReportTrustPolicyExceptionKeyName,
+	ConnectRequestFieldReportTrustPolicyExceptionState,
+	ConnectRequestFieldReportTrustPolicyExceptionOutboundSecurityRules,
+	ConnectRequestFieldReportTrustPolicyExceptionInstances,
+	ConnectRequestFieldReportTrustPolicyExceptionDeleting,
 }
 
 // FieldSchema returns the field flags of ConnectRequest.
@@ -540,6 +620,35 @@ const (
 	ReportFieldAppInstInfoUpdatedAt                                  = "4.9"       // app_inst_info.updated_at
 	ReportFieldAppInstInfoRequestId                                  = "4.10"      // app_inst_info.request_id
 	ReportFieldFields                                                = "5"         // fields
+	ReportFieldTrustPolicyException                                  = "6"         // trust_policy_exception
+	ReportFieldTrustPolicyExceptionKey                               = "6.1"       // trust_policy_exception.key
+	ReportFieldTrustPolicyExceptionKeyAppKey                         = "6.1.1"     // trust_policy_exception.key.app_key
+	ReportFieldTrustPolicyExceptionKeyAppKeyOrganization             = "6.1.1.1"   // trust_policy_exception.key.app_key.organization
+	ReportFieldTrustPolicyExceptionKeyAppKeyName                     = "6.1.1.2"   // trust_policy_exception.key.app_key.name
+	ReportFieldTrustPolicyExceptionKeyAppKeyVersion                  = "6.1.1.3"   // trust_policy_exception.key.app_key.version
+	ReportFieldTrustPolicyExceptionKeyCloudletPoolKey                = "6.1.2"     // trust_policy_exception.key.cloudlet_pool_key
+	ReportFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization    = "6.1.2.1"   // trust_policy_exception.key.cloudlet_pool_key.organization
+	ReportFieldTrustPolicyExceptionKeyCloudletPoolKeyName            = "6.1.2.2"   // trust_policy_exception.key.cloudlet_pool_key.name
+	ReportFieldTrustPolicyExceptionKeyName                           = "6.1.3"     // trust_policy_exception.key.name
+	ReportFieldTrustPolicyExceptionState                             = "6.2"       // trust_policy_exception.state
+	ReportFieldTrustPolicyExceptionOutboundSecurityRules             = "6.3"       // trust_policy_exception.outbound_security_rules
+	ReportFieldTrustPolicyExceptionOutboundSecurityRulesProtocol     = "6.3.1"     // trust_policy_exception.outbound_security_rules.protocol
+	ReportFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMin = "6.3.2"     // trust_policy_exception.outbound_security_rules.port_range_min
+	ReportFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMax = "6.3.3"     // trust_policy_exception.outbound_security_rules.port_range_max
+	ReportFieldTrustPolicyExceptionOutboundSecurityRulesRemoteCidr   = "6.3.4"     // trust_policy_exception.outbound_security_rules.remote_cidr
+	ReportFieldTrustPolicyExceptionInstances                         = "6.4"       // trust_policy_exception.instances
+	ReportFieldTrustPolicyExceptionInstancesAppInstKey               = "6.4.1"     // trust_policy_exception.instances.app_inst_key
+	ReportFieldTrustPolicyExceptionInstancesAppInstKeyName           = "6.4.1.1"   // trust_policy_exception.instances.app_inst_key.name
+	ReportFieldTrustPolicyExceptionInstancesAppInstKeyOrganization   = "6.4.1.2"   // trust_policy_exception.instances.app_inst_key.organization
+	ReportFieldTrustPolicyExceptionInstancesCloudletKey              = "6.4.2"     // trust_policy_exception.instances.cloudlet_key
+	ReportFieldTrustPolicyExceptionInstancesCloudletKeyOrganization  = "6.4.2.1"   // trust_policy_exception.instances.cloudlet_key.organization
+	ReportFieldTrustPolicyExceptionInstancesCloudletKeyName          = "6.4.2.2"   // trust_policy_exception.instances.cloudlet_key.name
+	ReportFieldTrustPolicyExceptionInstancesState                    = "6.4.3"     // trust_policy_exception.instances.state
+	ReportFieldTrustPolicyExceptionInstancesErrors                   = "6.4.4"     // trust_policy_exception.instances.errors
+	ReportFieldTrustPolicyExceptionInstancesClusterKey               = "6.4.5"     // trust_policy_exception.instances.cluster_key
+	ReportFieldTrustPolicyExceptionInstancesClusterKeyName           = "6.4.5.1"   // trust_policy_exception.instances.cluster_key.name
+	ReportFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "6.4.5.2"   // trust_policy_exception.instances.cluster_key.organization
+	ReportFieldTrustPolicyExceptionDeleting                          = "6.5"       // trust_policy_exception.deleting
 )
 
 var _Report_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Report", _Report_shape, false)
@@ -609,6 +718,16 @@ var ReportAllFields = []string{
 	ReportFieldAppInstInfoUpdatedAt,
 	ReportFieldAppInstInfoRequestId,
 	ReportFieldFields,
+	ReportFieldTrustPolicyExceptionKeyAppKeyOrganization,
+	ReportFieldTrustPolicyExceptionKeyAppKeyName,
+	ReportFieldTrustPolicyExceptionKeyAppKeyVersion,
+	ReportFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	ReportFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
+	ReportFieldTrustPolicyExceptionKeyName,
+	ReportFieldTrustPolicyExceptionState,
+	ReportFieldTrustPolicyExceptionOutboundSecurityRules,
+	ReportFieldTrustPolicyExceptionInstances,
+	ReportFieldTrustPolicyExceptionDeleting,
 }
 
 // FieldSchema returns the field flags of Report.
@@ -621,221 +740,250 @@ func NewReportFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 
 // Field flags of ConnectResponse: dot-joined field numbers from ConnectResponse.
 const (
-	ConnectResponseFieldSyncStart                                              = "1"            // sync_start
-	ConnectResponseFieldSyncStartRevision                                      = "1.1"          // sync_start.revision
-	ConnectResponseFieldSyncStartKeepaliveInterval                             = "1.2"          // sync_start.keepalive_interval
-	ConnectResponseFieldSyncStartResumed                                       = "1.3"          // sync_start.resumed
-	ConnectResponseFieldUpdate                                                 = "2"            // update
-	ConnectResponseFieldUpdateAction                                           = "2.1"          // update.action
-	ConnectResponseFieldUpdateRevision                                         = "2.2"          // update.revision
-	ConnectResponseFieldUpdateSettings                                         = "2.3"          // update.settings
-	ConnectResponseFieldUpdateSettingsCreateClusterInstTimeout                 = "2.3.1"        // update.settings.create_cluster_inst_timeout
-	ConnectResponseFieldUpdateSettingsUpdateClusterInstTimeout                 = "2.3.2"        // update.settings.update_cluster_inst_timeout
-	ConnectResponseFieldUpdateSettingsDeleteClusterInstTimeout                 = "2.3.3"        // update.settings.delete_cluster_inst_timeout
-	ConnectResponseFieldUpdateSettingsCreateAppInstTimeout                     = "2.3.4"        // update.settings.create_app_inst_timeout
-	ConnectResponseFieldUpdateSettingsUpdateAppInstTimeout                     = "2.3.5"        // update.settings.update_app_inst_timeout
-	ConnectResponseFieldUpdateSettingsDeleteAppInstTimeout                     = "2.3.6"        // update.settings.delete_app_inst_timeout
-	ConnectResponseFieldUpdateSettingsCreateCloudletTimeout                    = "2.3.7"        // update.settings.create_cloudlet_timeout
-	ConnectResponseFieldUpdateSettingsUpdateCloudletTimeout                    = "2.3.8"        // update.settings.update_cloudlet_timeout
-	ConnectResponseFieldUpdateSettingsCloudletInfoPushInterval                 = "2.3.9"        // update.settings.cloudlet_info_push_interval
-	ConnectResponseFieldUpdateSettingsResourceSnapshotInterval                 = "2.3.10"       // update.settings.resource_snapshot_interval
-	ConnectResponseFieldUpdateSettingsCloudletMaintenanceTimeout               = "2.3.11"       // update.settings.cloudlet_maintenance_timeout
-	ConnectResponseFieldUpdateSettingsCrmConnectTimeout                        = "2.3.12"       // update.settings.crm_connect_timeout
-	ConnectResponseFieldUpdateSettingsMaxTrackedDmeClients                     = "2.3.13"       // update.settings.max_tracked_dme_clients
-	ConnectResponseFieldUpdateSettingsMaxConcurrentTasks                       = "2.3.14"       // update.settings.max_concurrent_tasks
-	ConnectResponseFieldUpdateFlavor                                           = "2.4"          // update.flavor
-	ConnectResponseFieldUpdateFlavorKey                                        = "2.4.1"        // update.flavor.key
-	ConnectResponseFieldUpdateFlavorKeyName                                    = "2.4.1.1"      // update.flavor.key.name
-	ConnectResponseFieldUpdateFlavorRamMb                                      = "2.4.2"        // update.flavor.ram_mb
-	ConnectResponseFieldUpdateFlavorVcpus                                      = "2.4.3"        // update.flavor.vcpus
-	ConnectResponseFieldUpdateFlavorDiskGb                                     = "2.4.4"        // update.flavor.disk_gb
-	ConnectResponseFieldUpdateFlavorGpus                                       = "2.4.5"        // update.flavor.gpus
-	ConnectResponseFieldUpdateFlavorOptResMap                                  = "2.4.6"        // update.flavor.opt_res_map
-	ConnectResponseFieldUpdateCloudlet                                         = "2.5"          // update.cloudlet
-	ConnectResponseFieldUpdateCloudletKey                                      = "2.5.1"        // update.cloudlet.key
-	ConnectResponseFieldUpdateCloudletKeyOrganization                          = "2.5.1.1"      // update.cloudlet.key.organization
-	ConnectResponseFieldUpdateCloudletKeyName                                  = "2.5.1.2"      // update.cloudlet.key.name
-	ConnectResponseFieldUpdateCloudletState                                    = "2.5.2"        // update.cloudlet.state
-	ConnectResponseFieldUpdateCloudletErrors                                   = "2.5.3"        // update.cloudlet.errors
-	ConnectResponseFieldUpdateCloudletPlatformType                             = "2.5.4"        // update.cloudlet.platform_type
-	ConnectResponseFieldUpdateCloudletLocation                                 = "2.5.5"        // update.cloudlet.location
-	ConnectResponseFieldUpdateCloudletLocationLatitude                         = "2.5.5.1"      // update.cloudlet.location.latitude
-	ConnectResponseFieldUpdateCloudletLocationLongitude                        = "2.5.5.2"      // update.cloudlet.location.longitude
-	ConnectResponseFieldUpdateCloudletFlavorNames                              = "2.5.6"        // update.cloudlet.flavor_names
-	ConnectResponseFieldUpdateCloudletResourceQuotas                           = "2.5.7"        // update.cloudlet.resource_quotas
-	ConnectResponseFieldUpdateCloudletResourceQuotasName                       = "2.5.7.1"      // update.cloudlet.resource_quotas.name
-	ConnectResponseFieldUpdateCloudletResourceQuotasValue                      = "2.5.7.2"      // update.cloudlet.resource_quotas.value
-	ConnectResponseFieldUpdateCloudletResourceQuotasAlertThreshold             = "2.5.7.3"      // update.cloudlet.resource_quotas.alert_threshold
-	ConnectResponseFieldUpdateCloudletDefaultResourceAlertThreshold            = "2.5.8"        // update.cloudlet.default_resource_alert_threshold
-	ConnectResponseFieldUpdateCloudletEnvVars                                  = "2.5.9"        // update.cloudlet.env_vars
-	ConnectResponseFieldUpdateCloudletConfig                                   = "2.5.10"       // update.cloudlet.config
-	ConnectResponseFieldUpdateCloudletConfigRegion                             = "2.5.10.1"     // update.cloudlet.config.region
-	ConnectResponseFieldUpdateCloudletConfigNotifyControllerAddrs              = "2.5.10.2"     // update.cloudlet.config.notify_controller_addrs
-	ConnectResponseFieldUpdateCloudletConfigContainerRegistryPath              = "2.5.10.3"     // update.cloudlet.config.container_registry_path
-	ConnectResponseFieldUpdateCloudletConfigDeploymentTag                      = "2.5.10.4"     // update.cloudlet.config.deployment_tag
-	ConnectResponseFieldUpdateCloudletConfigCacheDir                           = "2.5.10.5"     // update.cloudlet.config.cache_dir
-	ConnectResponseFieldUpdateCloudletConfigTestMode                           = "2.5.10.6"     // update.cloudlet.config.test_mode
-	ConnectResponseFieldUpdateCloudletConfigCrmAccessPrivateKey                = "2.5.10.7"     // update.cloudlet.config.crm_access_private_key
-	ConnectResponseFieldUpdateCloudletConfigAccessApiAddr                      = "2.5.10.8"     // update.cloudlet.config.access_api_addr
-	ConnectResponseFieldUpdateCloudletCrmOnEdge                                = "2.5.11"       // update.cloudlet.crm_on_edge
-	ConnectResponseFieldUpdateCloudletMaintenanceState                         = "2.5.12"       // update.cloudlet.maintenance_state
-	ConnectResponseFieldUpdateCloudletTrustPolicy                              = "2.5.13"       // update.cloudlet.trust_policy
-	ConnectResponseFieldUpdateCloudletTrustPolicyState                         = "2.5.14"       // update.cloudlet.trust_policy_state
-	ConnectResponseFieldUpdateCloudletAnnotations                              = "2.5.15"       // update.cloudlet.annotations
-	ConnectResponseFieldUpdateCloudletAccessVars                               = "2.5.16"       // update.cloudlet.access_vars
-	ConnectResponseFieldUpdateCloudletCrmOverride                              = "2.5.17"       // update.cloudlet.crm_override
-	ConnectResponseFieldUpdateCloudletPhysicalName                             = "2.5.18"       // update.cloudlet.physical_name
-	ConnectResponseFieldUpdateCloudletNumDynamicIps                            = "2.5.19"       // update.cloudlet.num_dynamic_ips
-	ConnectResponseFieldUpdateCloudletCreatedAt                                = "2.5.20"       // update.cloudlet.created_at
-	ConnectResponseFieldUpdateCloudletUpdatedAt                                = "2.5.21"       // update.cloudlet.updated_at
-	ConnectResponseFieldUpdateCloudletRequestId                                = "2.5.22"       // update.cloudlet.request_id
-	ConnectResponseFieldUpdateTrustPolicy                                      = "2.6"          // update.trust_policy
-	ConnectResponseFieldUpdateTrustPolicyKey                                   = "2.6.1"        // update.trust_policy.key
-	ConnectResponseFieldUpdateTrustPolicyKeyOrganization                       = "2.6.1.1"      // update.trust_policy.key.organization
-	ConnectResponseFieldUpdateTrustPolicyKeyName                               = "2.6.1.2"      // update.trust_policy.key.name
-	ConnectResponseFieldUpdateTrustPolicyOutboundSecurityRules                 = "2.6.2"        // update.trust_policy.outbound_security_rules
-	ConnectResponseFieldUpdateTrustPolicyOutboundSecurityRulesProtocol         = "2.6.2.1"      // update.trust_policy.outbound_security_rules.protocol
-	ConnectResponseFieldUpdateTrustPolicyOutboundSecurityRulesPortRangeMin     = "2.6.2.2"      // update.trust_policy.outbound_security_rules.port_range_min
-	ConnectResponseFieldUpdateTrustPolicyOutboundSecurityRulesPortRangeMax     = "2.6.2.3"      // update.trust_policy.outbound_security_rules.port_range_max
-	ConnectResponseFieldUpdateTrustPolicyOutboundSecurityRulesRemoteCidr       = "2.6.2.4"      // update.trust_policy.outbound_security_rules.remote_cidr
-	ConnectResponseFieldUpdateApp                                              = "2.7"          // update.app
-	ConnectResponseFieldUpdateAppKey                                           = "2.7.1"        // update.app.key
-	ConnectResponseFieldUpdateAppKeyOrganization                               = "2.7.1.1"      // update.app.key.organization
-	ConnectResponseFieldUpdateAppKeyName                                       = "2.7.1.2"      // update.app.key.name
-	ConnectResponseFieldUpdateAppKeyVersion                                    = "2.7.1.3"      // update.app.key.version
-	ConnectResponseFieldUpdateAppImageType                                     = "2.7.2"        // update.app.image_type
-	ConnectResponseFieldUpdateAppImagePath                                     = "2.7.3"        // update.app.image_path
-	ConnectResponseFieldUpdateAppDeployment                                    = "2.7.4"        // update.app.deployment
-	ConnectResponseFieldUpdateAppAccessPorts                                   = "2.7.5"        // update.app.access_ports
-	ConnectResponseFieldUpdateAppPorts                                         = "2.7.6"        // update.app.ports
-	ConnectResponseFieldUpdateAppPortsProto                                    = "2.7.6.1"      // update.app.ports.proto
-	ConnectResponseFieldUpdateAppPortsInternalPort                             = "2.7.6.2"      // update.app.ports.internal_port
-	ConnectResponseFieldUpdateAppPortsPublicPort                               = "2.7.6.3"      // update.app.ports.public_port
-	ConnectResponseFieldUpdateAppPortsEndPort                                  = "2.7.6.4"      // update.app.ports.end_port
-	ConnectResponseFieldUpdateAppPortsTls                                      = "2.7.6.5"      // update.app.ports.tls
-	ConnectResponseFieldUpdateAppPortsFqdnPrefix                               = "2.7.6.6"      // update.app.ports.fqdn_prefix
-	ConnectResponseFieldUpdateAppPortsMaxPktSize                               = "2.7.6.7"      // update.app.ports.max_pkt_size
-	ConnectResponseFieldUpdateAppCommand                                       = "2.7.7"        // update.app.command
-	ConnectResponseFieldUpdateAppArgs                                          = "2.7.8"        // update.app.args
-	ConnectResponseFieldUpdateAppConfigs                                       = "2.7.9"        // update.app.configs
-	ConnectResponseFieldUpdateAppConfigsKind                                   = "2.7.9.1"      // update.app.configs.kind
-	ConnectResponseFieldUpdateAppConfigsConfig                                 = "2.7.9.2"      // update.app.configs.config
-	ConnectResponseFieldUpdateAppEnvVars                                       = "2.7.10"       // update.app.env_vars
-	ConnectResponseFieldUpdateAppEnvVarsName                                   = "2.7.10.1"     // update.app.env_vars.name
-	ConnectResponseFieldUpdateAppEnvVarsValue                                  = "2.7.10.2"     // update.app.env_vars.value
-	ConnectResponseFieldUpdateAppEnvVarsSecret                                 = "2.7.10.3"     // update.app.env_vars.secret
-	ConnectResponseFieldUpdateAppEnvVarsSecretValue                            = "2.7.10.4"     // update.app.env_vars.secret_value
-	ConnectResponseFieldUpdateAppHealthCheck                                   = "2.7.11"       // update.app.health_check
-	ConnectResponseFieldUpdateAppHealthCheckPath                               = "2.7.12"       // update.app.health_check_path
-	ConnectResponseFieldUpdateAppDefaultFlavor                                 = "2.7.13"       // update.app.default_flavor
-	ConnectResponseFieldUpdateAppDeploymentManifest                            = "2.7.14"       // update.app.deployment_manifest
-	ConnectResponseFieldUpdateAppRequiredOutboundConnections                   = "2.7.15"       // update.app.required_outbound_connections
-	ConnectResponseFieldUpdateAppRequiredOutboundConnectionsProtocol           = "2.7.15.1"     // update.app.required_outbound_connections.protocol
-	ConnectResponseFieldUpdateAppRequiredOutboundConnectionsPortRangeMin       = "2.7.15.2"     // update.app.required_outbound_connections.port_range_min
-	ConnectResponseFieldUpdateAppRequiredOutboundConnectionsPortRangeMax       = "2.7.15.3"     // update.app.required_outbound_connections.port_range_max
-	ConnectResponseFieldUpdateAppRequiredOutboundConnectionsRemoteCidr         = "2.7.15.4"     // update.app.required_outbound_connections.remote_cidr
-	ConnectResponseFieldUpdateAppTrusted                                       = "2.7.16"       // update.app.trusted
-	ConnectResponseFieldUpdateAppAnnotations                                   = "2.7.17"       // update.app.annotations
-	ConnectResponseFieldUpdateAppCreatedAt                                     = "2.7.18"       // update.app.created_at
-	ConnectResponseFieldUpdateAppUpdatedAt                                     = "2.7.19"       // update.app.updated_at
-	ConnectResponseFieldUpdateAppAccessType                                    = "2.7.20"       // update.app.access_type
-	ConnectResponseFieldUpdateClusterInst                                      = "2.8"          // update.cluster_inst
-	ConnectResponseFieldUpdateClusterInstKey                                   = "2.8.1"        // update.cluster_inst.key
-	ConnectResponseFieldUpdateClusterInstKeyName                               = "2.8.1.1"      // update.cluster_inst.key.name
-	ConnectResponseFieldUpdateClusterInstKeyOrganization                       = "2.8.1.2"      // update.cluster_inst.key.organization
-	ConnectResponseFieldUpdateClusterInstCloudletKey                           = "2.8.2"        // update.cluster_inst.cloudlet_key
-	ConnectResponseFieldUpdateClusterInstCloudletKeyOrganization               = "2.8.2.1"      // update.cluster_inst.cloudlet_key.organization
-	ConnectResponseFieldUpdateClusterInstCloudletKeyName                       = "2.8.2.2"      // update.cluster_inst.cloudlet_key.name
-	ConnectResponseFieldUpdateClusterInstState                                 = "2.8.3"        // update.cluster_inst.state
-	ConnectResponseFieldUpdateClusterInstErrors                                = "2.8.4"        // update.cluster_inst.errors
-	ConnectResponseFieldUpdateClusterInstCrmOverride                           = "2.8.5"        // update.cluster_inst.crm_override
-	ConnectResponseFieldUpdateClusterInstFlavorName                            = "2.8.6"        // update.cluster_inst.flavor_name
-	ConnectResponseFieldUpdateClusterInstNodePools                             = "2.8.7"        // update.cluster_inst.node_pools
-	ConnectResponseFieldUpdateClusterInstNodePoolsName                         = "2.8.7.1"      // update.cluster_inst.node_pools.name
-	ConnectResponseFieldUpdateClusterInstNodePoolsNumNodes                     = "2.8.7.2"      // update.cluster_inst.node_pools.num_nodes
-	ConnectResponseFieldUpdateClusterInstNodePoolsNodeResources                = "2.8.7.3"      // update.cluster_inst.node_pools.node_resources
-	ConnectResponseFieldUpdateClusterInstNodePoolsNodeResourcesVcpus           = "2.8.7.3.1"    // update.cluster_inst.node_pools.node_resources.vcpus
-	ConnectResponseFieldUpdateClusterInstNodePoolsNodeResourcesRamMb           = "2.8.7.3.2"    // update.cluster_inst.node_pools.node_resources.ram_mb
-	ConnectResponseFieldUpdateClusterInstNodePoolsNodeResourcesDiskGb          = "2.8.7.3.3"    // update.cluster_inst.node_pools.node_resources.disk_gb
-	ConnectResponseFieldUpdateClusterInstNodePoolsNodeResourcesOptResMap       = "2.8.7.3.4"    // update.cluster_inst.node_pools.node_resources.opt_res_map
-	ConnectResponseFieldUpdateClusterInstNodePoolsNodeResourcesInfraNodeFlavor = "2.8.7.3.5"    // update.cluster_inst.node_pools.node_resources.infra_node_flavor
-	ConnectResponseFieldUpdateClusterInstNodePoolsScalable                     = "2.8.7.4"      // update.cluster_inst.node_pools.scalable
-	ConnectResponseFieldUpdateClusterInstIpAccess                              = "2.8.8"        // update.cluster_inst.ip_access
-	ConnectResponseFieldUpdateClusterInstDeployment                            = "2.8.9"        // update.cluster_inst.deployment
-	ConnectResponseFieldUpdateClusterInstKubernetesVersion                     = "2.8.10"       // update.cluster_inst.kubernetes_version
-	ConnectResponseFieldUpdateClusterInstResources                             = "2.8.11"       // update.cluster_inst.resources
-	ConnectResponseFieldUpdateClusterInstResourcesVms                          = "2.8.11.1"     // update.cluster_inst.resources.vms
-	ConnectResponseFieldUpdateClusterInstResourcesVmsName                      = "2.8.11.1.1"   // update.cluster_inst.resources.vms.name
-	ConnectResponseFieldUpdateClusterInstResourcesVmsType                      = "2.8.11.1.2"   // update.cluster_inst.resources.vms.type
-	ConnectResponseFieldUpdateClusterInstResourcesVmsStatus                    = "2.8.11.1.3"   // update.cluster_inst.resources.vms.status
-	ConnectResponseFieldUpdateClusterInstResourcesVmsInfraFlavor               = "2.8.11.1.4"   // update.cluster_inst.resources.vms.infra_flavor
-	ConnectResponseFieldUpdateClusterInstResourcesVmsIpaddresses               = "2.8.11.1.5"   // update.cluster_inst.resources.vms.ipaddresses
-	ConnectResponseFieldUpdateClusterInstResourcesVmsIpaddressesExternalIp     = "2.8.11.1.5.1" // update.cluster_inst.resources.vms.ipaddresses.external_ip
-	ConnectResponseFieldUpdateClusterInstResourcesVmsIpaddressesInternalIp     = "2.8.11.1.5.2" // update.cluster_inst.resources.vms.ipaddresses.internal_ip
-	ConnectResponseFieldUpdateClusterInstResourcesVmsContainers                = "2.8.11.1.6"   // update.cluster_inst.resources.vms.containers
-	ConnectResponseFieldUpdateClusterInstResourcesVmsContainersName            = "2.8.11.1.6.1" // update.cluster_inst.resources.vms.containers.name
-	ConnectResponseFieldUpdateClusterInstResourcesVmsContainersType            = "2.8.11.1.6.2" // update.cluster_inst.resources.vms.containers.type
-	ConnectResponseFieldUpdateClusterInstResourcesVmsContainersStatus          = "2.8.11.1.6.3" // update.cluster_inst.resources.vms.containers.status
-	ConnectResponseFieldUpdateClusterInstResourcesVmsContainersClusterIp       = "2.8.11.1.6.4" // update.cluster_inst.resources.vms.containers.cluster_ip
-	ConnectResponseFieldUpdateClusterInstResourcesVmsContainersRestarts        = "2.8.11.1.6.5" // update.cluster_inst.resources.vms.containers.restarts
-	ConnectResponseFieldUpdateClusterInstInfraAnnotations                      = "2.8.12"       // update.cluster_inst.infra_annotations
-	ConnectResponseFieldUpdateClusterInstReservable                            = "2.8.13"       // update.cluster_inst.reservable
-	ConnectResponseFieldUpdateClusterInstReservedBy                            = "2.8.14"       // update.cluster_inst.reserved_by
-	ConnectResponseFieldUpdateClusterInstMultiTenant                           = "2.8.15"       // update.cluster_inst.multi_tenant
-	ConnectResponseFieldUpdateClusterInstCreatedAt                             = "2.8.16"       // update.cluster_inst.created_at
-	ConnectResponseFieldUpdateClusterInstUpdatedAt                             = "2.8.17"       // update.cluster_inst.updated_at
-	ConnectResponseFieldUpdateClusterInstRequestId                             = "2.8.18"       // update.cluster_inst.request_id
-	ConnectResponseFieldUpdateAppInst                                          = "2.9"          // update.app_inst
-	ConnectResponseFieldUpdateAppInstKey                                       = "2.9.1"        // update.app_inst.key
-	ConnectResponseFieldUpdateAppInstKeyName                                   = "2.9.1.1"      // update.app_inst.key.name
-	ConnectResponseFieldUpdateAppInstKeyOrganization                           = "2.9.1.2"      // update.app_inst.key.organization
-	ConnectResponseFieldUpdateAppInstAppKey                                    = "2.9.2"        // update.app_inst.app_key
-	ConnectResponseFieldUpdateAppInstAppKeyOrganization                        = "2.9.2.1"      // update.app_inst.app_key.organization
-	ConnectResponseFieldUpdateAppInstAppKeyName                                = "2.9.2.2"      // update.app_inst.app_key.name
-	ConnectResponseFieldUpdateAppInstAppKeyVersion                             = "2.9.2.3"      // update.app_inst.app_key.version
-	ConnectResponseFieldUpdateAppInstClusterKey                                = "2.9.3"        // update.app_inst.cluster_key
-	ConnectResponseFieldUpdateAppInstClusterKeyName                            = "2.9.3.1"      // update.app_inst.cluster_key.name
-	ConnectResponseFieldUpdateAppInstClusterKeyOrganization                    = "2.9.3.2"      // update.app_inst.cluster_key.organization
-	ConnectResponseFieldUpdateAppInstCloudletKey                               = "2.9.4"        // update.app_inst.cloudlet_key
-	ConnectResponseFieldUpdateAppInstCloudletKeyOrganization                   = "2.9.4.1"      // update.app_inst.cloudlet_key.organization
-	ConnectResponseFieldUpdateAppInstCloudletKeyName                           = "2.9.4.2"      // update.app_inst.cloudlet_key.name
-	ConnectResponseFieldUpdateAppInstState                                     = "2.9.5"        // update.app_inst.state
-	ConnectResponseFieldUpdateAppInstErrors                                    = "2.9.6"        // update.app_inst.errors
-	ConnectResponseFieldUpdateAppInstCrmOverride                               = "2.9.7"        // update.app_inst.crm_override
-	ConnectResponseFieldUpdateAppInstUri                                       = "2.9.8"        // update.app_inst.uri
-	ConnectResponseFieldUpdateAppInstMappedPorts                               = "2.9.9"        // update.app_inst.mapped_ports
-	ConnectResponseFieldUpdateAppInstMappedPortsProto                          = "2.9.9.1"      // update.app_inst.mapped_ports.proto
-	ConnectResponseFieldUpdateAppInstMappedPortsInternalPort                   = "2.9.9.2"      // update.app_inst.mapped_ports.internal_port
-	ConnectResponseFieldUpdateAppInstMappedPortsPublicPort                     = "2.9.9.3"      // update.app_inst.mapped_ports.public_port
-	ConnectResponseFieldUpdateAppInstMappedPortsEndPort                        = "2.9.9.4"      // update.app_inst.mapped_ports.end_port
-	ConnectResponseFieldUpdateAppInstMappedPortsTls                            = "2.9.9.5"      // update.app_inst.mapped_ports.tls
-	ConnectResponseFieldUpdateAppInstMappedPortsFqdnPrefix                     = "2.9.9.6"      // update.app_inst.mapped_ports.fqdn_prefix
-	ConnectResponseFieldUpdateAppInstMappedPortsMaxPktSize                     = "2.9.9.7"      // update.app_inst.mapped_ports.max_pkt_size
-	ConnectResponseFieldUpdateAppInstFlavor                                    = "2.9.10"       // update.app_inst.flavor
-	ConnectResponseFieldUpdateAppInstPowerState                                = "2.9.11"       // update.app_inst.power_state
-	ConnectResponseFieldUpdateAppInstRuntimeInfo                               = "2.9.12"       // update.app_inst.runtime_info
-	ConnectResponseFieldUpdateAppInstRuntimeInfoContainerIds                   = "2.9.12.1"     // update.app_inst.runtime_info.container_ids
-	ConnectResponseFieldUpdateAppInstRuntimeInfoPids                           = "2.9.12.2"     // update.app_inst.runtime_info.pids
-	ConnectResponseFieldUpdateAppInstRuntimeInfoPorts                          = "2.9.12.3"     // update.app_inst.runtime_info.ports
-	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpoints                      = "2.9.12.4"     // update.app_inst.runtime_info.endpoints
-	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsKind                  = "2.9.12.4.1"   // update.app_inst.runtime_info.endpoints.kind
-	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsHost                  = "2.9.12.4.2"   // update.app_inst.runtime_info.endpoints.host
-	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsPort                  = "2.9.12.4.3"   // update.app_inst.runtime_info.endpoints.port
-	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsProtocol              = "2.9.12.4.4"   // update.app_inst.runtime_info.endpoints.protocol
-	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsTargetPort            = "2.9.12.4.5"   // update.app_inst.runtime_info.endpoints.target_port
-	ConnectResponseFieldUpdateAppInstAnnotations                               = "2.9.13"       // update.app_inst.annotations
-	ConnectResponseFieldUpdateAppInstCreatedAt                                 = "2.9.14"       // update.app_inst.created_at
-	ConnectResponseFieldUpdateAppInstUpdatedAt                                 = "2.9.15"       // update.app_inst.updated_at
-	ConnectResponseFieldUpdateAppInstRequestId                                 = "2.9.16"       // update.app_inst.request_id
-	ConnectResponseFieldSyncEnd                                                = "3"            // sync_end
-	ConnectResponseFieldSyncEndRevision                                        = "3.1"          // sync_end.revision
-	ConnectResponseFieldSyncEndObjects                                         = "3.2"          // sync_end.objects
-	ConnectResponseFieldSyncEndResumed                                         = "3.3"          // sync_end.resumed
-	ConnectResponseFieldReportAck                                              = "4"            // report_ack
-	ConnectResponseFieldReportAckSeq                                           = "4.1"          // report_ack.seq
-	ConnectResponseFieldReportAckVerdict                                       = "4.2"          // report_ack.verdict
-	ConnectResponseFieldReportAckReason                                        = "4.3"          // report_ack.reason
-	ConnectResponseFieldKeepalive                                              = "5"            // keepalive
+	ConnectResponseFieldSyncStart                                                   = "1"            // sync_start
+	ConnectResponseFieldSyncStartRevision                                           = "1.1"          // sync_start.revision
+	ConnectResponseFieldSyncStartKeepaliveInterval                                  = "1.2"          // sync_start.keepalive_interval
+	ConnectResponseFieldSyncStartResumed                                            = "1.3"          // sync_start.resumed
+	ConnectResponseFieldUpdate                                                      = "2"            // update
+	ConnectResponseFieldUpdateAction                                                = "2.1"          // update.action
+	ConnectResponseFieldUpdateRevision                                              = "2.2"          // update.revision
+	ConnectResponseFieldUpdateSettings                                              = "2.3"          // update.settings
+	ConnectResponseFieldUpdateSettingsCreateClusterInstTimeout                      = "2.3.1"        // update.settings.create_cluster_inst_timeout
+	ConnectResponseFieldUpdateSettingsUpdateClusterInstTimeout                      = "2.3.2"        // update.settings.update_cluster_inst_timeout
+	ConnectResponseFieldUpdateSettingsDeleteClusterInstTimeout                      = "2.3.3"        // update.settings.delete_cluster_inst_timeout
+	ConnectResponseFieldUpdateSettingsCreateAppInstTimeout                          = "2.3.4"        // update.settings.create_app_inst_timeout
+	ConnectResponseFieldUpdateSettingsUpdateAppInstTimeout                          = "2.3.5"        // update.settings.update_app_inst_timeout
+	ConnectResponseFieldUpdateSettingsDeleteAppInstTimeout                          = "2.3.6"        // update.settings.delete_app_inst_timeout
+	ConnectResponseFieldUpdateSettingsCreateCloudletTimeout                         = "2.3.7"        // update.settings.create_cloudlet_timeout
+	ConnectResponseFieldUpdateSettingsUpdateCloudletTimeout                         = "2.3.8"        // update.settings.update_cloudlet_timeout
+	ConnectResponseFieldUpdateSettingsCloudletInfoPushInterval                      = "2.3.9"        // update.settings.cloudlet_info_push_interval
+	ConnectResponseFieldUpdateSettingsResourceSnapshotInterval                      = "2.3.10"       // update.settings.resource_snapshot_interval
+	ConnectResponseFieldUpdateSettingsCloudletMaintenanceTimeout                    = "2.3.11"       // update.settings.cloudlet_maintenance_timeout
+	ConnectResponseFieldUpdateSettingsCrmConnectTimeout                             = "2.3.12"       // update.settings.crm_connect_timeout
+	ConnectResponseFieldUpdateSettingsMaxTrackedDmeClients                          = "2.3.13"       // update.settings.max_tracked_dme_clients
+	ConnectResponseFieldUpdateSettingsMaxConcurrentTasks                            = "2.3.14"       // update.settings.max_concurrent_tasks
+	ConnectResponseFieldUpdateFlavor                                                = "2.4"          // update.flavor
+	ConnectResponseFieldUpdateFlavorKey                                             = "2.4.1"        // update.flavor.key
+	ConnectResponseFieldUpdateFlavorKeyName                                         = "2.4.1.1"      // update.flavor.key.name
+	ConnectResponseFieldUpdateFlavorRamMb                                           = "2.4.2"        // update.flavor.ram_mb
+	ConnectResponseFieldUpdateFlavorVcpus                                           = "2.4.3"        // update.flavor.vcpus
+	ConnectResponseFieldUpdateFlavorDiskGb                                          = "2.4.4"        // update.flavor.disk_gb
+	ConnectResponseFieldUpdateFlavorGpus                                            = "2.4.5"        // update.flavor.gpus
+	ConnectResponseFieldUpdateFlavorOptResMap                                       = "2.4.6"        // update.flavor.opt_res_map
+	ConnectResponseFieldUpdateCloudlet                                              = "2.5"          // update.cloudlet
+	ConnectResponseFieldUpdateCloudletKey                                           = "2.5.1"        // update.cloudlet.key
+	ConnectResponseFieldUpdateCloudletKeyOrganization                               = "2.5.1.1"      // update.cloudlet.key.organization
+	ConnectResponseFieldUpdateCloudletKeyName                                       = "2.5.1.2"      // update.cloudlet.key.name
+	ConnectResponseFieldUpdateCloudletState                                         = "2.5.2"        // update.cloudlet.state
+	ConnectResponseFieldUpdateCloudletErrors                                        = "2.5.3"        // update.cloudlet.errors
+	ConnectResponseFieldUpdateCloudletPlatformType                                  = "2.5.4"        // update.cloudlet.platform_type
+	ConnectResponseFieldUpdateCloudletLocation                                      = "2.5.5"        // update.cloudlet.location
+	ConnectResponseFieldUpdateCloudletLocationLatitude                              = "2.5.5.1"      // update.cloudlet.location.latitude
+	ConnectResponseFieldUpdateCloudletLocationLongitude                             = "2.5.5.2"      // update.cloudlet.location.longitude
+	ConnectResponseFieldUpdateCloudletFlavorNames                                   = "2.5.6"        // update.cloudlet.flavor_names
+	ConnectResponseFieldUpdateCloudletResourceQuotas                                = "2.5.7"        // update.cloudlet.resource_quotas
+	ConnectResponseFieldUpdateCloudletResourceQuotasName                            = "2.5.7.1"      // update.cloudlet.resource_quotas.name
+	ConnectResponseFieldUpdateCloudletResourceQuotasValue                           = "2.5.7.2"      // update.cloudlet.resource_quotas.value
+	ConnectResponseFieldUpdateCloudletResourceQuotasAlertThreshold                  = "2.5.7.3"      // update.cloudlet.resource_quotas.alert_threshold
+	ConnectResponseFieldUpdateCloudletDefaultResourceAlertThreshold                 = "2.5.8"        // update.cloudlet.default_resource_alert_threshold
+	ConnectResponseFieldUpdateCloudletEnvVars                                       = "2.5.9"        // update.cloudlet.env_vars
+	ConnectResponseFieldUpdateCloudletConfig                                        = "2.5.10"       // update.cloudlet.config
+	ConnectResponseFieldUpdateCloudletConfigRegion                                  = "2.5.10.1"     // update.cloudlet.config.region
+	ConnectResponseFieldUpdateCloudletConfigNotifyControllerAddrs                   = "2.5.10.2"     // update.cloudlet.config.notify_controller_addrs
+	ConnectResponseFieldUpdateCloudletConfigContainerRegistryPath                   = "2.5.10.3"     // update.cloudlet.config.container_registry_path
+	ConnectResponseFieldUpdateCloudletConfigDeploymentTag                           = "2.5.10.4"     // update.cloudlet.config.deployment_tag
+	ConnectResponseFieldUpdateCloudletConfigCacheDir                                = "2.5.10.5"     // update.cloudlet.config.cache_dir
+	ConnectResponseFieldUpdateCloudletConfigTestMode                                = "2.5.10.6"     // update.cloudlet.config.test_mode
+	ConnectResponseFieldUpdateCloudletConfigCrmAccessPrivateKey                     = "2.5.10.7"     // update.cloudlet.config.crm_access_private_key
+	ConnectResponseFieldUpdateCloudletConfigAccessApiAddr                           = "2.5.10.8"     // update.cloudlet.config.access_api_addr
+	ConnectResponseFieldUpdateCloudletCrmOnEdge                                     = "2.5.11"       // update.cloudlet.crm_on_edge
+	ConnectResponseFieldUpdateCloudletMaintenanceState                              = "2.5.12"       // update.cloudlet.maintenance_state
+	ConnectResponseFieldUpdateCloudletTrustPolicy                                   = "2.5.13"       // update.cloudlet.trust_policy
+	ConnectResponseFieldUpdateCloudletTrustPolicyState                              = "2.5.14"       // update.cloudlet.trust_policy_state
+	ConnectResponseFieldUpdateCloudletAnnotations                                   = "2.5.15"       // update.cloudlet.annotations
+	ConnectResponseFieldUpdateCloudletAccessVars                                    = "2.5.16"       // update.cloudlet.access_vars
+	ConnectResponseFieldUpdateCloudletCrmOverride                                   = "2.5.17"       // update.cloudlet.crm_override
+	ConnectResponseFieldUpdateCloudletPhysicalName                                  = "2.5.18"       // update.cloudlet.physical_name
+	ConnectResponseFieldUpdateCloudletNumDynamicIps                                 = "2.5.19"       // update.cloudlet.num_dynamic_ips
+	ConnectResponseFieldUpdateCloudletCreatedAt                                     = "2.5.20"       // update.cloudlet.created_at
+	ConnectResponseFieldUpdateCloudletUpdatedAt                                     = "2.5.21"       // update.cloudlet.updated_at
+	ConnectResponseFieldUpdateCloudletRequestId                                     = "2.5.22"       // update.cloudlet.request_id
+	ConnectResponseFieldUpdateTrustPolicy                                           = "2.6"          // update.trust_policy
+	ConnectResponseFieldUpdateTrustPolicyKey                                        = "2.6.1"        // update.trust_policy.key
+	ConnectResponseFieldUpdateTrustPolicyKeyOrganization                            = "2.6.1.1"      // update.trust_policy.key.organization
+	ConnectResponseFieldUpdateTrustPolicyKeyName                                    = "2.6.1.2"      // update.trust_policy.key.name
+	ConnectResponseFieldUpdateTrustPolicyOutboundSecurityRules                      = "2.6.2"        // update.trust_policy.outbound_security_rules
+	ConnectResponseFieldUpdateTrustPolicyOutboundSecurityRulesProtocol              = "2.6.2.1"      // update.trust_policy.outbound_security_rules.protocol
+	ConnectResponseFieldUpdateTrustPolicyOutboundSecurityRulesPortRangeMin          = "2.6.2.2"      // update.trust_policy.outbound_security_rules.port_range_min
+	ConnectResponseFieldUpdateTrustPolicyOutboundSecurityRulesPortRangeMax          = "2.6.2.3"      // update.trust_policy.outbound_security_rules.port_range_max
+	ConnectResponseFieldUpdateTrustPolicyOutboundSecurityRulesRemoteCidr            = "2.6.2.4"      // update.trust_policy.outbound_security_rules.remote_cidr
+	ConnectResponseFieldUpdateApp                                                   = "2.7"          // update.app
+	ConnectResponseFieldUpdateAppKey                                                = "2.7.1"        // update.app.key
+	ConnectResponseFieldUpdateAppKeyOrganization                                    = "2.7.1.1"      // update.app.key.organization
+	ConnectResponseFieldUpdateAppKeyName                                            = "2.7.1.2"      // update.app.key.name
+	ConnectResponseFieldUpdateAppKeyVersion                                         = "2.7.1.3"      // update.app.key.version
+	ConnectResponseFieldUpdateAppImageType                                          = "2.7.2"        // update.app.image_type
+	ConnectResponseFieldUpdateAppImagePath                                          = "2.7.3"        // update.app.image_path
+	ConnectResponseFieldUpdateAppDeployment                                         = "2.7.4"        // update.app.deployment
+	ConnectResponseFieldUpdateAppAccessPorts                                        = "2.7.5"        // update.app.access_ports
+	ConnectResponseFieldUpdateAppPorts                                              = "2.7.6"        // update.app.ports
+	ConnectResponseFieldUpdateAppPortsProto                                         = "2.7.6.1"      // update.app.ports.proto
+	ConnectResponseFieldUpdateAppPortsInternalPort                                  = "2.7.6.2"      // update.app.ports.internal_port
+	ConnectResponseFieldUpdateAppPortsPublicPort                                    = "2.7.6.3"      // update.app.ports.public_port
+	ConnectResponseFieldUpdateAppPortsEndPort                                       = "2.7.6.4"      // update.app.ports.end_port
+	ConnectResponseFieldUpdateAppPortsTls                                           = "2.7.6.5"      // update.app.ports.tls
+	ConnectResponseFieldUpdateAppPortsFqdnPrefix                                    = "2.7.6.6"      // update.app.ports.fqdn_prefix
+	ConnectResponseFieldUpdateAppPortsMaxPktSize                                    = "2.7.6.7"      // update.app.ports.max_pkt_size
+	ConnectResponseFieldUpdateAppCommand                                            = "2.7.7"        // update.app.command
+	ConnectResponseFieldUpdateAppArgs                                               = "2.7.8"        // update.app.args
+	ConnectResponseFieldUpdateAppConfigs                                            = "2.7.9"        // update.app.configs
+	ConnectResponseFieldUpdateAppConfigsKind                                        = "2.7.9.1"      // update.app.configs.kind
+	ConnectResponseFieldUpdateAppConfigsConfig                                      = "2.7.9.2"      // update.app.configs.config
+	ConnectResponseFieldUpdateAppEnvVars                                            = "2.7.10"       // update.app.env_vars
+	ConnectResponseFieldUpdateAppEnvVarsName                                        = "2.7.10.1"     // update.app.env_vars.name
+	ConnectResponseFieldUpdateAppEnvVarsValue                                       = "2.7.10.2"     // update.app.env_vars.value
+	ConnectResponseFieldUpdateAppEnvVarsSecret                                      = "2.7.10.3"     // update.app.env_vars.secret
+	ConnectResponseFieldUpdateAppEnvVarsSecretValue                                 = "2.7.10.4"     // update.app.env_vars.secret_value
+	ConnectResponseFieldUpdateAppHealthCheck                                        = "2.7.11"       // update.app.health_check
+	ConnectResponseFieldUpdateAppHealthCheckPath                                    = "2.7.12"       // update.app.health_check_path
+	ConnectResponseFieldUpdateAppDefaultFlavor                                      = "2.7.13"       // update.app.default_flavor
+	ConnectResponseFieldUpdateAppDeploymentManifest                                 = "2.7.14"       // update.app.deployment_manifest
+	ConnectResponseFieldUpdateAppRequiredOutboundConnections                        = "2.7.15"       // update.app.required_outbound_connections
+	ConnectResponseFieldUpdateAppRequiredOutboundConnectionsProtocol                = "2.7.15.1"     // update.app.required_outbound_connections.protocol
+	ConnectResponseFieldUpdateAppRequiredOutboundConnectionsPortRangeMin            = "2.7.15.2"     // update.app.required_outbound_connections.port_range_min
+	ConnectResponseFieldUpdateAppRequiredOutboundConnectionsPortRangeMax            = "2.7.15.3"     // update.app.required_outbound_connections.port_range_max
+	ConnectResponseFieldUpdateAppRequiredOutboundConnectionsRemoteCidr              = "2.7.15.4"     // update.app.required_outbound_connections.remote_cidr
+	ConnectResponseFieldUpdateAppTrusted                                            = "2.7.16"       // update.app.trusted
+	ConnectResponseFieldUpdateAppAnnotations                                        = "2.7.17"       // update.app.annotations
+	ConnectResponseFieldUpdateAppCreatedAt                                          = "2.7.18"       // update.app.created_at
+	ConnectResponseFieldUpdateAppUpdatedAt                                          = "2.7.19"       // update.app.updated_at
+	ConnectResponseFieldUpdateAppAccessType                                         = "2.7.20"       // update.app.access_type
+	ConnectResponseFieldUpdateClusterInst                                           = "2.8"          // update.cluster_inst
+	ConnectResponseFieldUpdateClusterInstKey                                        = "2.8.1"        // update.cluster_inst.key
+	ConnectResponseFieldUpdateClusterInstKeyName                                    = "2.8.1.1"      // update.cluster_inst.key.name
+	ConnectResponseFieldUpdateClusterInstKeyOrganization                            = "2.8.1.2"      // update.cluster_inst.key.organization
+	ConnectResponseFieldUpdateClusterInstCloudletKey                                = "2.8.2"        // update.cluster_inst.cloudlet_key
+	ConnectResponseFieldUpdateClusterInstCloudletKeyOrganization                    = "2.8.2.1"      // update.cluster_inst.cloudlet_key.organization
+	ConnectResponseFieldUpdateClusterInstCloudletKeyName                            = "2.8.2.2"      // update.cluster_inst.cloudlet_key.name
+	ConnectResponseFieldUpdateClusterInstState                                      = "2.8.3"        // update.cluster_inst.state
+	ConnectResponseFieldUpdateClusterInstErrors                                     = "2.8.4"        // update.cluster_inst.errors
+	ConnectResponseFieldUpdateClusterInstCrmOverride                                = "2.8.5"        // update.cluster_inst.crm_override
+	ConnectResponseFieldUpdateClusterInstFlavorName                                 = "2.8.6"        // update.cluster_inst.flavor_name
+	ConnectResponseFieldUpdateClusterInstNodePools                                  = "2.8.7"        // update.cluster_inst.node_pools
+	ConnectResponseFieldUpdateClusterInstNodePoolsName                              = "2.8.7.1"      // update.cluster_inst.node_pools.name
+	ConnectResponseFieldUpdateClusterInstNodePoolsNumNodes                          = "2.8.7.2"      // update.cluster_inst.node_pools.num_nodes
+	ConnectResponseFieldUpdateClusterInstNodePoolsNodeResources                     = "2.8.7.3"      // update.cluster_inst.node_pools.node_resources
+	ConnectResponseFieldUpdateClusterInstNodePoolsNodeResourcesVcpus                = "2.8.7.3.1"    // update.cluster_inst.node_pools.node_resources.vcpus
+	ConnectResponseFieldUpdateClusterInstNodePoolsNodeResourcesRamMb                = "2.8.7.3.2"    // update.cluster_inst.node_pools.node_resources.ram_mb
+	ConnectResponseFieldUpdateClusterInstNodePoolsNodeResourcesDiskGb               = "2.8.7.3.3"    // update.cluster_inst.node_pools.node_resources.disk_gb
+	ConnectResponseFieldUpdateClusterInstNodePoolsNodeResourcesOptResMap            = "2.8.7.3.4"    // update.cluster_inst.node_pools.node_resources.opt_res_map
+	ConnectResponseFieldUpdateClusterInstNodePoolsNodeResourcesInfraNodeFlavor      = "2.8.7.3.5"    // update.cluster_inst.node_pools.node_resources.infra_node_flavor
+	ConnectResponseFieldUpdateClusterInstNodePoolsScalable                          = "2.8.7.4"      // update.cluster_inst.node_pools.scalable
+	ConnectResponseFieldUpdateClusterInstIpAccess                                   = "2.8.8"        // update.cluster_inst.ip_access
+	ConnectResponseFieldUpdateClusterInstDeployment                                 = "2.8.9"        // update.cluster_inst.deployment
+	ConnectResponseFieldUpdateClusterInstKubernetesVersion                          = "2.8.10"       // update.cluster_inst.kubernetes_version
+	ConnectResponseFieldUpdateClusterInstResources                                  = "2.8.11"       // update.cluster_inst.resources
+	ConnectResponseFieldUpdateClusterInstResourcesVms                               = "2.8.11.1"     // update.cluster_inst.resources.vms
+	ConnectResponseFieldUpdateClusterInstResourcesVmsName                           = "2.8.11.1.1"   // update.cluster_inst.resources.vms.name
+	ConnectResponseFieldUpdateClusterInstResourcesVmsType                           = "2.8.11.1.2"   // update.cluster_inst.resources.vms.type
+	ConnectResponseFieldUpdateClusterInstResourcesVmsStatus                         = "2.8.11.1.3"   // update.cluster_inst.resources.vms.status
+	ConnectResponseFieldUpdateClusterInstResourcesVmsInfraFlavor                    = "2.8.11.1.4"   // update.cluster_inst.resources.vms.infra_flavor
+	ConnectResponseFieldUpdateClusterInstResourcesVmsIpaddresses                    = "2.8.11.1.5"   // update.cluster_inst.resources.vms.ipaddresses
+	ConnectResponseFieldUpdateClusterInstResourcesVmsIpaddressesExternalIp          = "2.8.11.1.5.1" // update.cluster_inst.resources.vms.ipaddresses.external_ip
+	ConnectResponseFieldUpdateClusterInstResourcesVmsIpaddressesInternalIp          = "2.8.11.1.5.2" // update.cluster_inst.resources.vms.ipaddresses.internal_ip
+	ConnectResponseFieldUpdateClusterInstResourcesVmsContainers                     = "2.8.11.1.6"   // update.cluster_inst.resources.vms.containers
+	ConnectResponseFieldUpdateClusterInstResourcesVmsContainersName                 = "2.8.11.1.6.1" // update.cluster_inst.resources.vms.containers.name
+	ConnectResponseFieldUpdateClusterInstResourcesVmsContainersType                 = "2.8.11.1.6.2" // update.cluster_inst.resources.vms.containers.type
+	ConnectResponseFieldUpdateClusterInstResourcesVmsContainersStatus               = "2.8.11.1.6.3" // update.cluster_inst.resources.vms.containers.status
+	ConnectResponseFieldUpdateClusterInstResourcesVmsContainersClusterIp            = "2.8.11.1.6.4" // update.cluster_inst.resources.vms.containers.cluster_ip
+	ConnectResponseFieldUpdateClusterInstResourcesVmsContainersRestarts             = "2.8.11.1.6.5" // update.cluster_inst.resources.vms.containers.restarts
+	ConnectResponseFieldUpdateClusterInstInfraAnnotations                           = "2.8.12"       // update.cluster_inst.infra_annotations
+	ConnectResponseFieldUpdateClusterInstReservable                                 = "2.8.13"       // update.cluster_inst.reservable
+	ConnectResponseFieldUpdateClusterInstReservedBy                                 = "2.8.14"       // update.cluster_inst.reserved_by
+	ConnectResponseFieldUpdateClusterInstMultiTenant                                = "2.8.15"       // update.cluster_inst.multi_tenant
+	ConnectResponseFieldUpdateClusterInstCreatedAt                                  = "2.8.16"       // update.cluster_inst.created_at
+	ConnectResponseFieldUpdateClusterInstUpdatedAt                                  = "2.8.17"       // update.cluster_inst.updated_at
+	ConnectResponseFieldUpdateClusterInstRequestId                                  = "2.8.18"       // update.cluster_inst.request_id
+	ConnectResponseFieldUpdateAppInst                                               = "2.9"          // update.app_inst
+	ConnectResponseFieldUpdateAppInstKey                                            = "2.9.1"        // update.app_inst.key
+	ConnectResponseFieldUpdateAppInstKeyName                                        = "2.9.1.1"      // update.app_inst.key.name
+	ConnectResponseFieldUpdateAppInstKeyOrganization                                = "2.9.1.2"      // update.app_inst.key.organization
+	ConnectResponseFieldUpdateAppInstAppKey                                         = "2.9.2"        // update.app_inst.app_key
+	ConnectResponseFieldUpdateAppInstAppKeyOrganization                             = "2.9.2.1"      // update.app_inst.app_key.organization
+	ConnectResponseFieldUpdateAppInstAppKeyName                                     = "2.9.2.2"      // update.app_inst.app_key.name
+	ConnectResponseFieldUpdateAppInstAppKeyVersion                                  = "2.9.2.3"      // update.app_inst.app_key.version
+	ConnectResponseFieldUpdateAppInstClusterKey                                     = "2.9.3"        // update.app_inst.cluster_key
+	ConnectResponseFieldUpdateAppInstClusterKeyName                                 = "2.9.3.1"      // update.app_inst.cluster_key.name
+	ConnectResponseFieldUpdateAppInstClusterKeyOrganization                         = "2.9.3.2"      // update.app_inst.cluster_key.organization
+	ConnectResponseFieldUpdateAppInstCloudletKey                                    = "2.9.4"        // update.app_inst.cloudlet_key
+	ConnectResponseFieldUpdateAppInstCloudletKeyOrganization                        = "2.9.4.1"      // update.app_inst.cloudlet_key.organization
+	ConnectResponseFieldUpdateAppInstCloudletKeyName                                = "2.9.4.2"      // update.app_inst.cloudlet_key.name
+	ConnectResponseFieldUpdateAppInstState                                          = "2.9.5"        // update.app_inst.state
+	ConnectResponseFieldUpdateAppInstErrors                                         = "2.9.6"        // update.app_inst.errors
+	ConnectResponseFieldUpdateAppInstCrmOverride                                    = "2.9.7"        // update.app_inst.crm_override
+	ConnectResponseFieldUpdateAppInstUri                                            = "2.9.8"        // update.app_inst.uri
+	ConnectResponseFieldUpdateAppInstMappedPorts                                    = "2.9.9"        // update.app_inst.mapped_ports
+	ConnectResponseFieldUpdateAppInstMappedPortsProto                               = "2.9.9.1"      // update.app_inst.mapped_ports.proto
+	ConnectResponseFieldUpdateAppInstMappedPortsInternalPort                        = "2.9.9.2"      // update.app_inst.mapped_ports.internal_port
+	ConnectResponseFieldUpdateAppInstMappedPortsPublicPort                          = "2.9.9.3"      // update.app_inst.mapped_ports.public_port
+	ConnectResponseFieldUpdateAppInstMappedPortsEndPort                             = "2.9.9.4"      // update.app_inst.mapped_ports.end_port
+	ConnectResponseFieldUpdateAppInstMappedPortsTls                                 = "2.9.9.5"      // update.app_inst.mapped_ports.tls
+	ConnectResponseFieldUpdateAppInstMappedPortsFqdnPrefix                          = "2.9.9.6"      // update.app_inst.mapped_ports.fqdn_prefix
+	ConnectResponseFieldUpdateAppInstMappedPortsMaxPktSize                          = "2.9.9.7"      // update.app_inst.mapped_ports.max_pkt_size
+	ConnectResponseFieldUpdateAppInstFlavor                                         = "2.9.10"       // update.app_inst.flavor
+	ConnectResponseFieldUpdateAppInstPowerState                                     = "2.9.11"       // update.app_inst.power_state
+	ConnectResponseFieldUpdateAppInstRuntimeInfo                                    = "2.9.12"       // update.app_inst.runtime_info
+	ConnectResponseFieldUpdateAppInstRuntimeInfoContainerIds                        = "2.9.12.1"     // update.app_inst.runtime_info.container_ids
+	ConnectResponseFieldUpdateAppInstRuntimeInfoPids                                = "2.9.12.2"     // update.app_inst.runtime_info.pids
+	ConnectResponseFieldUpdateAppInstRuntimeInfoPorts                               = "2.9.12.3"     // update.app_inst.runtime_info.ports
+	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpoints                           = "2.9.12.4"     // update.app_inst.runtime_info.endpoints
+	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsKind                       = "2.9.12.4.1"   // update.app_inst.runtime_info.endpoints.kind
+	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsHost                       = "2.9.12.4.2"   // update.app_inst.runtime_info.endpoints.host
+	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsPort                       = "2.9.12.4.3"   // update.app_inst.runtime_info.endpoints.port
+	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsProtocol                   = "2.9.12.4.4"   // update.app_inst.runtime_info.endpoints.protocol
+	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsTargetPort                 = "2.9.12.4.5"   // update.app_inst.runtime_info.endpoints.target_port
+	ConnectResponseFieldUpdateAppInstAnnotations                                    = "2.9.13"       // update.app_inst.annotations
+	ConnectResponseFieldUpdateAppInstCreatedAt                                      = "2.9.14"       // update.app_inst.created_at
+	ConnectResponseFieldUpdateAppInstUpdatedAt                                      = "2.9.15"       // update.app_inst.updated_at
+	ConnectResponseFieldUpdateAppInstRequestId                                      = "2.9.16"       // update.app_inst.request_id
+	ConnectResponseFieldUpdateTrustPolicyException                                  = "2.10"         // update.trust_policy_exception
+	ConnectResponseFieldUpdateTrustPolicyExceptionKey                               = "2.10.1"       // update.trust_policy_exception.key
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyAppKey                         = "2.10.1.1"     // update.trust_policy_exception.key.app_key
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyAppKeyOrganization             = "2.10.1.1.1"   // update.trust_policy_exception.key.app_key.organization
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyAppKeyName                     = "2.10.1.1.2"   // update.trust_policy_exception.key.app_key.name
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyAppKeyVersion                  = "2.10.1.1.3"   // update.trust_policy_exception.key.app_key.version
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyCloudletPoolKey                = "2.10.1.2"     // update.trust_policy_exception.key.cloudlet_pool_key
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyCloudletPoolKeyOrganization    = "2.10.1.2.1"   // update.trust_policy_exception.key.cloudlet_pool_key.organization
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyCloudletPoolKeyName            = "2.10.1.2.2"   // update.trust_policy_exception.key.cloudlet_pool_key.name
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyName                           = "2.10.1.3"     // update.trust_policy_exception.key.name
+	ConnectResponseFieldUpdateTrustPolicyExceptionState                             = "2.10.2"       // update.trust_policy_exception.state
+	ConnectResponseFieldUpdateTrustPolicyExceptionOutboundSecurityRules             = "2.10.3"       // update.trust_policy_exception.outbound_security_rules
+	ConnectResponseFieldUpdateTrustPolicyExceptionOutboundSecurityRulesProtocol     = "2.10.3.1"     // update.trust_policy_exception.outbound_security_rules.protocol
+	ConnectResponseFieldUpdateTrustPolicyExceptionOutboundSecurityRulesPortRangeMin = "2.10.3.2"     // update.trust_policy_exception.outbound_security_rules.port_range_min
+	ConnectResponseFieldUpdateTrustPolicyExceptionOutboundSecurityRulesPortRangeMax = "2.10.3.3"     // update.trust_policy_exception.outbound_security_rules.port_range_max
+	ConnectResponseFieldUpdateTrustPolicyExceptionOutboundSecurityRulesRemoteCidr   = "2.10.3.4"     // update.trust_policy_exception.outbound_security_rules.remote_cidr
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstances                         = "2.10.4"       // update.trust_policy_exception.instances
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesAppInstKey               = "2.10.4.1"     // update.trust_policy_exception.instances.app_inst_key
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesAppInstKeyName           = "2.10.4.1.1"   // update.trust_policy_exception.instances.app_inst_key.name
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesAppInstKeyOrganization   = "2.10.4.1.2"   // update.trust_policy_exception.instances.app_inst_key.organization
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesCloudletKey              = "2.10.4.2"     // update.trust_policy_exception.instances.cloudlet_key
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesCloudletKeyOrganization  = "2.10.4.2.1"   // update.trust_policy_exception.instances.cloudlet_key.organization
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesCloudletKeyName          = "2.10.4.2.2"   // update.trust_policy_exception.instances.cloudlet_key.name
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesState                    = "2.10.4.3"     // update.trust_policy_exception.instances.state
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesErrors                   = "2.10.4.4"     // update.trust_policy_exception.instances.errors
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesClusterKey               = "2.10.4.5"     // update.trust_policy_exception.instances.cluster_key
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesClusterKeyName           = "2.10.4.5.1"   // update.trust_policy_exception.instances.cluster_key.name
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesClusterKeyOrganization   = "2.10.4.5.2"   // update.trust_policy_exception.instances.cluster_key.organization
+	ConnectResponseFieldUpdateTrustPolicyExceptionDeleting                          = "2.10.5"       // update.trust_policy_exception.deleting
+	ConnectResponseFieldSyncEnd                                                     = "3"            // sync_end
+	ConnectResponseFieldSyncEndRevision                                             = "3.1"          // sync_end.revision
+	ConnectResponseFieldSyncEndObjects                                              = "3.2"          // sync_end.objects
+	ConnectResponseFieldSyncEndResumed                                              = "3.3"          // sync_end.resumed
+	ConnectResponseFieldReportAck                                                   = "4"            // report_ack
+	ConnectResponseFieldReportAckSeq                                                = "4.1"          // report_ack.seq
+	ConnectResponseFieldReportAckVerdict                                            = "4.2"          // report_ack.verdict
+	ConnectResponseFieldReportAckReason                                             = "4.3"          // report_ack.reason
+	ConnectResponseFieldKeepalive                                                   = "5"            // keepalive
 )
 
 var _SyncStart_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SyncStart{}), Fields: []fieldmap.ShapeField{
@@ -926,22 +1074,9 @@ var _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.
 	{Number: 2, Name: "name", Off: unsafe.Offsetof(edgeproto.TrustPolicyKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.SecurityRule{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.Protocol), Op: fieldmap.OpString},
-	{Number: 2, Name: "port_range_min", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.PortRangeMin), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "port_range_max", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.PortRangeMax), Op: fieldmap.OpUint32},
-	{Number: 4, Name: "remote_cidr", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.RemoteCidr), Op: fieldmap.OpString},
-}}
-
 var _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicy{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicy{}.Key)}},
 	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*edgeproto.SecurityRule]{Off: unsafe.Offsetof(edgeproto.TrustPolicy{}.OutboundSecurityRules)}},
-}}
-
-var _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(edgeproto.AppKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(edgeproto.AppKey{}.Name), Op: fieldmap.OpString},
-	{Number: 3, Name: "version", Off: unsafe.Offsetof(edgeproto.AppKey{}.Version), Op: fieldmap.OpString},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_Portx01ype_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.Port{}), Fields: []fieldmap.ShapeField{
@@ -1054,6 +1189,7 @@ var _Update_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Update{}), Fields: []fie
 	{Number: 7, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Appsyxff4_shape, Value: &fieldmap.MessageMember[*Update_App, *edgeproto.App]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
 	{Number: 8, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape, Value: &fieldmap.MessageMember[*Update_ClusterInst, *edgeproto.ClusterInst]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
 	{Number: 9, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape, Value: &fieldmap.MessageMember[*Update_AppInst, *edgeproto.AppInst]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
+	{Number: 10, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageMember[*Update_TrustPolicyException, *edgeproto.TrustPolicyException]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
 }}
 
 var _SyncEnd_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SyncEnd{}), Fields: []fieldmap.ShapeField{
@@ -1205,6 +1341,16 @@ var ConnectResponseAllFields = []string{
 	ConnectResponseFieldUpdateAppInstCreatedAt,
 	ConnectResponseFieldUpdateAppInstUpdatedAt,
 	ConnectResponseFieldUpdateAppInstRequestId,
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyAppKeyOrganization,
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyAppKeyName,
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyAppKeyVersion,
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyCloudletPoolKeyName,
+	ConnectResponseFieldUpdateTrustPolicyExceptionKeyName,
+	ConnectResponseFieldUpdateTrustPolicyExceptionState,
+	ConnectResponseFieldUpdateTrustPolicyExceptionOutboundSecurityRules,
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstances,
+	ConnectResponseFieldUpdateTrustPolicyExceptionDeleting,
 	ConnectResponseFieldSyncEndRevision,
 	ConnectResponseFieldSyncEndObjects,
 	ConnectResponseFieldSyncEndResumed,
@@ -1272,207 +1418,236 @@ func NewSyncEndFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 
 // Field flags of Update: dot-joined field numbers from Update.
 const (
-	UpdateFieldAction                                           = "1"          // action
-	UpdateFieldRevision                                         = "2"          // revision
-	UpdateFieldSettings                                         = "3"          // settings
-	UpdateFieldSettingsCreateClusterInstTimeout                 = "3.1"        // settings.create_cluster_inst_timeout
-	UpdateFieldSettingsUpdateClusterInstTimeout                 = "3.2"        // settings.update_cluster_inst_timeout
-	UpdateFieldSettingsDeleteClusterInstTimeout                 = "3.3"        // settings.delete_cluster_inst_timeout
-	UpdateFieldSettingsCreateAppInstTimeout                     = "3.4"        // settings.create_app_inst_timeout
-	UpdateFieldSettingsUpdateAppInstTimeout                     = "3.5"        // settings.update_app_inst_timeout
-	UpdateFieldSettingsDeleteAppInstTimeout                     = "3.6"        // settings.delete_app_inst_timeout
-	UpdateFieldSettingsCreateCloudletTimeout                    = "3.7"        // settings.create_cloudlet_timeout
-	UpdateFieldSettingsUpdateCloudletTimeout                    = "3.8"        // settings.update_cloudlet_timeout
-	UpdateFieldSettingsCloudletInfoPushInterval                 = "3.9"        // settings.cloudlet_info_push_interval
-	UpdateFieldSettingsResourceSnapshotInterval                 = "3.10"       // settings.resource_snapshot_interval
-	UpdateFieldSettingsCloudletMaintenanceTimeout               = "3.11"       // settings.cloudlet_maintenance_timeout
-	UpdateFieldSettingsCrmConnectTimeout                        = "3.12"       // settings.crm_connect_timeout
-	UpdateFieldSettingsMaxTrackedDmeClients                     = "3.13"       // settings.max_tracked_dme_clients
-	UpdateFieldSettingsMaxConcurrentTasks                       = "3.14"       // settings.max_concurrent_tasks
-	UpdateFieldFlavor                                           = "4"          // flavor
-	UpdateFieldFlavorKey                                        = "4.1"        // flavor.key
-	UpdateFieldFlavorKeyName                                    = "4.1.1"      // flavor.key.name
-	UpdateFieldFlavorRamMb                                      = "4.2"        // flavor.ram_mb
-	UpdateFieldFlavorVcpus                                      = "4.3"        // flavor.vcpus
-	UpdateFieldFlavorDiskGb                                     = "4.4"        // flavor.disk_gb
-	UpdateFieldFlavorGpus                                       = "4.5"        // flavor.gpus
-	UpdateFieldFlavorOptResMap                                  = "4.6"        // flavor.opt_res_map
-	UpdateFieldCloudlet                                         = "5"          // cloudlet
-	UpdateFieldCloudletKey                                      = "5.1"        // cloudlet.key
-	UpdateFieldCloudletKeyOrganization                          = "5.1.1"      // cloudlet.key.organization
-	UpdateFieldCloudletKeyName                                  = "5.1.2"      // cloudlet.key.name
-	UpdateFieldCloudletState                                    = "5.2"        // cloudlet.state
-	UpdateFieldCloudletErrors                                   = "5.3"        // cloudlet.errors
-	UpdateFieldCloudletPlatformType                             = "5.4"        // cloudlet.platform_type
-	UpdateFieldCloudletLocation                                 = "5.5"        // cloudlet.location
-	UpdateFieldCloudletLocationLatitude                         = "5.5.1"      // cloudlet.location.latitude
-	UpdateFieldCloudletLocationLongitude                        = "5.5.2"      // cloudlet.location.longitude
-	UpdateFieldCloudletFlavorNames                              = "5.6"        // cloudlet.flavor_names
-	UpdateFieldCloudletResourceQuotas                           = "5.7"        // cloudlet.resource_quotas
-	UpdateFieldCloudletResourceQuotasName                       = "5.7.1"      // cloudlet.resource_quotas.name
-	UpdateFieldCloudletResourceQuotasValue                      = "5.7.2"      // cloudlet.resource_quotas.value
-	UpdateFieldCloudletResourceQuotasAlertThreshold             = "5.7.3"      // cloudlet.resource_quotas.alert_threshold
-	UpdateFieldCloudletDefaultResourceAlertThreshold            = "5.8"        // cloudlet.default_resource_alert_threshold
-	UpdateFieldCloudletEnvVars                                  = "5.9"        // cloudlet.env_vars
-	UpdateFieldCloudletConfig                                   = "5.10"       // cloudlet.config
-	UpdateFieldCloudletConfigRegion                             = "5.10.1"     // cloudlet.config.region
-	UpdateFieldCloudletConfigNotifyControllerAddrs              = "5.10.2"     // cloudlet.config.notify_controller_addrs
-	UpdateFieldCloudletConfigContainerRegistryPath              = "5.10.3"     // cloudlet.config.container_registry_path
-	UpdateFieldCloudletConfigDeploymentTag                      = "5.10.4"     // cloudlet.config.deployment_tag
-	UpdateFieldCloudletConfigCacheDir                           = "5.10.5"     // cloudlet.config.cache_dir
-	UpdateFieldCloudletConfigTestMode                           = "5.10.6"     // cloudlet.config.test_mode
-	UpdateFieldCloudletConfigCrmAccessPrivateKey                = "5.10.7"     // cloudlet.config.crm_access_private_key
-	UpdateFieldCloudletConfigAccessApiAddr                      = "5.10.8"     // cloudlet.config.access_api_addr
-	UpdateFieldCloudletCrmOnEdge                                = "5.11"       // cloudlet.crm_on_edge
-	UpdateFieldCloudletMaintenanceState                         = "5.12"       // cloudlet.maintenance_state
-	UpdateFieldCloudletTrustPolicy                              = "5.13"       // cloudlet.trust_policy
-	UpdateFieldCloudletTrustPolicyState                         = "5.14"       // cloudlet.trust_policy_state
-	UpdateFieldCloudletAnnotations                              = "5.15"       // cloudlet.annotations
-	UpdateFieldCloudletAccessVars                               = "5.16"       // cloudlet.access_vars
-	UpdateFieldCloudletCrmOverride                              = "5.17"       // cloudlet.crm_override
-	UpdateFieldCloudletPhysicalName                             = "5.18"       // cloudlet.physical_name
-	UpdateFieldCloudletNumDynamicIps                            = "5.19"       // cloudlet.num_dynamic_ips
-	UpdateFieldCloudletCreatedAt                                = "5.20"       // cloudlet.created_at
-	UpdateFieldCloudletUpdatedAt                                = "5.21"       // cloudlet.updated_at
-	UpdateFieldCloudletRequestId                                = "5.22"       // cloudlet.request_id
-	UpdateFieldTrustPolicy                                      = "6"          // trust_policy
-	UpdateFieldTrustPolicyKey                                   = "6.1"        // trust_policy.key
-	UpdateFieldTrustPolicyKeyOrganization                       = "6.1.1"      // trust_policy.key.organization
-	UpdateFieldTrustPolicyKeyName                               = "6.1.2"      // trust_policy.key.name
-	UpdateFieldTrustPolicyOutboundSecurityRules                 = "6.2"        // trust_policy.outbound_security_rules
-	UpdateFieldTrustPolicyOutboundSecurityRulesProtocol         = "6.2.1"      // trust_policy.outbound_security_rules.protocol
-	UpdateFieldTrustPolicyOutboundSecurityRulesPortRangeMin     = "6.2.2"      // trust_policy.outbound_security_rules.port_range_min
-	UpdateFieldTrustPolicyOutboundSecurityRulesPortRangeMax     = "6.2.3"      // trust_policy.outbound_security_rules.port_range_max
-	UpdateFieldTrustPolicyOutboundSecurityRulesRemoteCidr       = "6.2.4"      // trust_policy.outbound_security_rules.remote_cidr
-	UpdateFieldApp                                              = "7"          // app
-	UpdateFieldAppKey                                           = "7.1"        // app.key
-	UpdateFieldAppKeyOrganization                               = "7.1.1"      // app.key.organization
-	UpdateFieldAppKeyName                                       = "7.1.2"      // app.key.name
-	UpdateFieldAppKeyVersion                                    = "7.1.3"      // app.key.version
-	UpdateFieldAppImageType                                     = "7.2"        // app.image_type
-	UpdateFieldAppImagePath                                     = "7.3"        // app.image_path
-	UpdateFieldAppDeployment                                    = "7.4"        // app.deployment
-	UpdateFieldAppAccessPorts                                   = "7.5"        // app.access_ports
-	UpdateFieldAppPorts                                         = "7.6"        // app.ports
-	UpdateFieldAppPortsProto                                    = "7.6.1"      // app.ports.proto
-	UpdateFieldAppPortsInternalPort                             = "7.6.2"      // app.ports.internal_port
-	UpdateFieldAppPortsPublicPort                               = "7.6.3"      // app.ports.public_port
-	UpdateFieldAppPortsEndPort                                  = "7.6.4"      // app.ports.end_port
-	UpdateFieldAppPortsTls                                      = "7.6.5"      // app.ports.tls
-	UpdateFieldAppPortsFqdnPrefix                               = "7.6.6"      // app.ports.fqdn_prefix
-	UpdateFieldAppPortsMaxPktSize                               = "7.6.7"      // app.ports.max_pkt_size
-	UpdateFieldAppCommand                                       = "7.7"        // app.command
-	UpdateFieldAppArgs                                          = "7.8"        // app.args
-	UpdateFieldAppConfigs                                       = "7.9"        // app.configs
-	UpdateFieldAppConfigsKind                                   = "7.9.1"      // app.configs.kind
-	UpdateFieldAppConfigsConfig                                 = "7.9.2"      // app.configs.config
-	UpdateFieldAppEnvVars                                       = "7.10"       // app.env_vars
-	UpdateFieldAppEnvVarsName                                   = "7.10.1"     // app.env_vars.name
-	UpdateFieldAppEnvVarsValue                                  = "7.10.2"     // app.env_vars.value
-	UpdateFieldAppEnvVarsSecret                                 = "7.10.3"     // app.env_vars.secret
-	UpdateFieldAppEnvVarsSecretValue                            = "7.10.4"     // app.env_vars.secret_value
-	UpdateFieldAppHealthCheck                                   = "7.11"       // app.health_check
-	UpdateFieldAppHealthCheckPath                               = "7.12"       // app.health_check_path
-	UpdateFieldAppDefaultFlavor                                 = "7.13"       // app.default_flavor
-	UpdateFieldAppDeploymentManifest                            = "7.14"       // app.deployment_manifest
-	UpdateFieldAppRequiredOutboundConnections                   = "7.15"       // app.required_outbound_connections
-	UpdateFieldAppRequiredOutboundConnectionsProtocol           = "7.15.1"     // app.required_outbound_connections.protocol
-	UpdateFieldAppRequiredOutboundConnectionsPortRangeMin       = "7.15.2"     // app.required_outbound_connections.port_range_min
-	UpdateFieldAppRequiredOutboundConnectionsPortRangeMax       = "7.15.3"     // app.required_outbound_connections.port_range_max
-	UpdateFieldAppRequiredOutboundConnectionsRemoteCidr         = "7.15.4"     // app.required_outbound_connections.remote_cidr
-	UpdateFieldAppTrusted                                       = "7.16"       // app.trusted
-	UpdateFieldAppAnnotations                                   = "7.17"       // app.annotations
-	UpdateFieldAppCreatedAt                                     = "7.18"       // app.created_at
-	UpdateFieldAppUpdatedAt                                     = "7.19"       // app.updated_at
-	UpdateFieldAppAccessType                                    = "7.20"       // app.access_type
-	UpdateFieldClusterInst                                      = "8"          // cluster_inst
-	UpdateFieldClusterInstKey                                   = "8.1"        // cluster_inst.key
-	UpdateFieldClusterInstKeyName                               = "8.1.1"      // cluster_inst.key.name
-	UpdateFieldClusterInstKeyOrganization                       = "8.1.2"      // cluster_inst.key.organization
-	UpdateFieldClusterInstCloudletKey                           = "8.2"        // cluster_inst.cloudlet_key
-	UpdateFieldClusterInstCloudletKeyOrganization               = "8.2.1"      // cluster_inst.cloudlet_key.organization
-	UpdateFieldClusterInstCloudletKeyName                       = "8.2.2"      // cluster_inst.cloudlet_key.name
-	UpdateFieldClusterInstState                                 = "8.3"        // cluster_inst.state
-	UpdateFieldClusterInstErrors                                = "8.4"        // cluster_inst.errors
-	UpdateFieldClusterInstCrmOverride                           = "8.5"        // cluster_inst.crm_override
-	UpdateFieldClusterInstFlavorName                            = "8.6"        // cluster_inst.flavor_name
-	UpdateFieldClusterInstNodePools                             = "8.7"        // cluster_inst.node_pools
-	UpdateFieldClusterInstNodePoolsName                         = "8.7.1"      // cluster_inst.node_pools.name
-	UpdateFieldClusterInstNodePoolsNumNodes                     = "8.7.2"      // cluster_inst.node_pools.num_nodes
-	UpdateFieldClusterInstNodePoolsNodeResources                = "8.7.3"      // cluster_inst.node_pools.node_resources
-	UpdateFieldClusterInstNodePoolsNodeResourcesVcpus           = "8.7.3.1"    // cluster_inst.node_pools.node_resources.vcpus
-	UpdateFieldClusterInstNodePoolsNodeResourcesRamMb           = "8.7.3.2"    // cluster_inst.node_pools.node_resources.ram_mb
-	UpdateFieldClusterInstNodePoolsNodeResourcesDiskGb          = "8.7.3.3"    // cluster_inst.node_pools.node_resources.disk_gb
-	UpdateFieldClusterInstNodePoolsNodeResourcesOptResMap       = "8.7.3.4"    // cluster_inst.node_pools.node_resources.opt_res_map
-	UpdateFieldClusterInstNodePoolsNodeResourcesInfraNodeFlavor = "8.7.3.5"    // cluster_inst.node_pools.node_resources.infra_node_flavor
-	UpdateFieldClusterInstNodePoolsScalable                     = "8.7.4"      // cluster_inst.node_pools.scalable
-	UpdateFieldClusterInstIpAccess                              = "8.8"        // cluster_inst.ip_access
-	UpdateFieldClusterInstDeployment                            = "8.9"        // cluster_inst.deployment
-	UpdateFieldClusterInstKubernetesVersion                     = "8.10"       // cluster_inst.kubernetes_version
-	UpdateFieldClusterInstResources                             = "8.11"       // cluster_inst.resources
-	UpdateFieldClusterInstResourcesVms                          = "8.11.1"     // cluster_inst.resources.vms
-	UpdateFieldClusterInstResourcesVmsName                      = "8.11.1.1"   // cluster_inst.resources.vms.name
-	UpdateFieldClusterInstResourcesVmsType                      = "8.11.1.2"   // cluster_inst.resources.vms.type
-	UpdateFieldClusterInstResourcesVmsStatus                    = "8.11.1.3"   // cluster_inst.resources.vms.status
-	UpdateFieldClusterInstResourcesVmsInfraFlavor               = "8.11.1.4"   // cluster_inst.resources.vms.infra_flavor
-	UpdateFieldClusterInstResourcesVmsIpaddresses               = "8.11.1.5"   // cluster_inst.resources.vms.ipaddresses
-	UpdateFieldClusterInstResourcesVmsIpaddressesExternalIp     = "8.11.1.5.1" // cluster_inst.resources.vms.ipaddresses.external_ip
-	UpdateFieldClusterInstResourcesVmsIpaddressesInternalIp     = "8.11.1.5.2" // cluster_inst.resources.vms.ipaddresses.internal_ip
-	UpdateFieldClusterInstResourcesVmsContainers                = "8.11.1.6"   // cluster_inst.resources.vms.containers
-	UpdateFieldClusterInstResourcesVmsContainersName            = "8.11.1.6.1" // cluster_inst.resources.vms.containers.name
-	UpdateFieldClusterInstResourcesVmsContainersType            = "8.11.1.6.2" // cluster_inst.resources.vms.containers.type
-	UpdateFieldClusterInstResourcesVmsContainersStatus          = "8.11.1.6.3" // cluster_inst.resources.vms.containers.status
-	UpdateFieldClusterInstResourcesVmsContainersClusterIp       = "8.11.1.6.4" // cluster_inst.resources.vms.containers.cluster_ip
-	UpdateFieldClusterInstResourcesVmsContainersRestarts        = "8.11.1.6.5" // cluster_inst.resources.vms.containers.restarts
-	UpdateFieldClusterInstInfraAnnotations                      = "8.12"       // cluster_inst.infra_annotations
-	UpdateFieldClusterInstReservable                            = "8.13"       // cluster_inst.reservable
-	UpdateFieldClusterInstReservedBy                            = "8.14"       // cluster_inst.reserved_by
-	UpdateFieldClusterInstMultiTenant                           = "8.15"       // cluster_inst.multi_tenant
-	UpdateFieldClusterInstCreatedAt                             = "8.16"       // cluster_inst.created_at
-	UpdateFieldClusterInstUpdatedAt                             = "8.17"       // cluster_inst.updated_at
-	UpdateFieldClusterInstRequestId                             = "8.18"       // cluster_inst.request_id
-	UpdateFieldAppInst                                          = "9"          // app_inst
-	UpdateFieldAppInstKey                                       = "9.1"        // app_inst.key
-	UpdateFieldAppInstKeyName                                   = "9.1.1"      // app_inst.key.name
-	UpdateFieldAppInstKeyOrganization                           = "9.1.2"      // app_inst.key.organization
-	UpdateFieldAppInstAppKey                                    = "9.2"        // app_inst.app_key
-	UpdateFieldAppInstAppKeyOrganization                        = "9.2.1"      // app_inst.app_key.organization
-	UpdateFieldAppInstAppKeyName                                = "9.2.2"      // app_inst.app_key.name
-	UpdateFieldAppInstAppKeyVersion                             = "9.2.3"      // app_inst.app_key.version
-	UpdateFieldAppInstClusterKey                                = "9.3"        // app_inst.cluster_key
-	UpdateFieldAppInstClusterKeyName                            = "9.3.1"      // app_inst.cluster_key.name
-	UpdateFieldAppInstClusterKeyOrganization                    = "9.3.2"      // app_inst.cluster_key.organization
-	UpdateFieldAppInstCloudletKey                               = "9.4"        // app_inst.cloudlet_key
-	UpdateFieldAppInstCloudletKeyOrganization                   = "9.4.1"      // app_inst.cloudlet_key.organization
-	UpdateFieldAppInstCloudletKeyName                           = "9.4.2"      // app_inst.cloudlet_key.name
-	UpdateFieldAppInstState                                     = "9.5"        // app_inst.state
-	UpdateFieldAppInstErrors                                    = "9.6"        // app_inst.errors
-	UpdateFieldAppInstCrmOverride                               = "9.7"        // app_inst.crm_override
-	UpdateFieldAppInstUri                                       = "9.8"        // app_inst.uri
-	UpdateFieldAppInstMappedPorts                               = "9.9"        // app_inst.mapped_ports
-	UpdateFieldAppInstMappedPortsProto                          = "9.9.1"      // app_inst.mapped_ports.proto
-	UpdateFieldAppInstMappedPortsInternalPort                   = "9.9.2"      // app_inst.mapped_ports.internal_port
-	UpdateFieldAppInstMappedPortsPublicPort                     = "9.9.3"      // app_inst.mapped_ports.public_port
-	UpdateFieldAppInstMappedPortsEndPort                        = "9.9.4"      // app_inst.mapped_ports.end_port
-	UpdateFieldAppInstMappedPortsTls                            = "9.9.5"      // app_inst.mapped_ports.tls
-	UpdateFieldAppInstMappedPortsFqdnPrefix                     = "9.9.6"      // app_inst.mapped_ports.fqdn_prefix
-	UpdateFieldAppInstMappedPortsMaxPktSize                     = "9.9.7"      // app_inst.mapped_ports.max_pkt_size
-	UpdateFieldAppInstFlavor                                    = "9.10"       // app_inst.flavor
-	UpdateFieldAppInstPowerState                                = "9.11"       // app_inst.power_state
-	UpdateFieldAppInstRuntimeInfo                               = "9.12"       // app_inst.runtime_info
-	UpdateFieldAppInstRuntimeInfoContainerIds                   = "9.12.1"     // app_inst.runtime_info.container_ids
-	UpdateFieldAppInstRuntimeInfoPids                           = "9.12.2"     // app_inst.runtime_info.pids
-	UpdateFieldAppInstRuntimeInfoPorts                          = "9.12.3"     // app_inst.runtime_info.ports
-	UpdateFieldAppInstRuntimeInfoEndpoints                      = "9.12.4"     // app_inst.runtime_info.endpoints
-	UpdateFieldAppInstRuntimeInfoEndpointsKind                  = "9.12.4.1"   // app_inst.runtime_info.endpoints.kind
-	UpdateFieldAppInstRuntimeInfoEndpointsHost                  = "9.12.4.2"   // app_inst.runtime_info.endpoints.host
-	UpdateFieldAppInstRuntimeInfoEndpointsPort                  = "9.12.4.3"   // app_inst.runtime_info.endpoints.port
-	UpdateFieldAppInstRuntimeInfoEndpointsProtocol              = "9.12.4.4"   // app_inst.runtime_info.endpoints.protocol
-	UpdateFieldAppInstRuntimeInfoEndpointsTargetPort            = "9.12.4.5"   // app_inst.runtime_info.endpoints.target_port
-	UpdateFieldAppInstAnnotations                               = "9.13"       // app_inst.annotations
-	UpdateFieldAppInstCreatedAt                                 = "9.14"       // app_inst.created_at
-	UpdateFieldAppInstUpdatedAt                                 = "9.15"       // app_inst.updated_at
-	UpdateFieldAppInstRequestId                                 = "9.16"       // app_inst.request_id
+	UpdateFieldAction                                                = "1"          // action
+	UpdateFieldRevision                                              = "2"          // revision
+	UpdateFieldSettings                                              = "3"          // settings
+	UpdateFieldSettingsCreateClusterInstTimeout                      = "3.1"        // settings.create_cluster_inst_timeout
+	UpdateFieldSettingsUpdateClusterInstTimeout                      = "3.2"        // settings.update_cluster_inst_timeout
+	UpdateFieldSettingsDeleteClusterInstTimeout                      = "3.3"        // settings.delete_cluster_inst_timeout
+	UpdateFieldSettingsCreateAppInstTimeout                          = "3.4"        // settings.create_app_inst_timeout
+	UpdateFieldSettingsUpdateAppInstTimeout                          = "3.5"        // settings.update_app_inst_timeout
+	UpdateFieldSettingsDeleteAppInstTimeout                          = "3.6"        // settings.delete_app_inst_timeout
+	UpdateFieldSettingsCreateCloudletTimeout                         = "3.7"        // settings.create_cloudlet_timeout
+	UpdateFieldSettingsUpdateCloudletTimeout                         = "3.8"        // settings.update_cloudlet_timeout
+	UpdateFieldSettingsCloudletInfoPushInterval                      = "3.9"        // settings.cloudlet_info_push_interval
+	UpdateFieldSettingsResourceSnapshotInterval                      = "3.10"       // settings.resource_snapshot_interval
+	UpdateFieldSettingsCloudletMaintenanceTimeout                    = "3.11"       // settings.cloudlet_maintenance_timeout
+	UpdateFieldSettingsCrmConnectTimeout                             = "3.12"       // settings.crm_connect_timeout
+	UpdateFieldSettingsMaxTrackedDmeClients                          = "3.13"       // settings.max_tracked_dme_clients
+	UpdateFieldSettingsMaxConcurrentTasks                            = "3.14"       // settings.max_concurrent_tasks
+	UpdateFieldFlavor                                                = "4"          // flavor
+	UpdateFieldFlavorKey                                             = "4.1"        // flavor.key
+	UpdateFieldFlavorKeyName                                         = "4.1.1"      // flavor.key.name
+	UpdateFieldFlavorRamMb                                           = "4.2"        // flavor.ram_mb
+	UpdateFieldFlavorVcpus                                           = "4.3"        // flavor.vcpus
+	UpdateFieldFlavorDiskGb                                          = "4.4"        // flavor.disk_gb
+	UpdateFieldFlavorGpus                                            = "4.5"        // flavor.gpus
+	UpdateFieldFlavorOptResMap                                       = "4.6"        // flavor.opt_res_map
+	UpdateFieldCloudlet                                              = "5"          // cloudlet
+	UpdateFieldCloudletKey                                           = "5.1"        // cloudlet.key
+	UpdateFieldCloudletKeyOrganization                               = "5.1.1"      // cloudlet.key.organization
+	UpdateFieldCloudletKeyName                                       = "5.1.2"      // cloudlet.key.name
+	UpdateFieldCloudletState                                         = "5.2"        // cloudlet.state
+	UpdateFieldCloudletErrors                                        = "5.3"        // cloudlet.errors
+	UpdateFieldCloudletPlatformType                                  = "5.4"        // cloudlet.platform_type
+	UpdateFieldCloudletLocation                                      = "5.5"        // cloudlet.location
+	UpdateFieldCloudletLocationLatitude                              = "5.5.1"      // cloudlet.location.latitude
+	UpdateFieldCloudletLocationLongitude                             = "5.5.2"      // cloudlet.location.longitude
+	UpdateFieldCloudletFlavorNames                                   = "5.6"        // cloudlet.flavor_names
+	UpdateFieldCloudletResourceQuotas                                = "5.7"        // cloudlet.resource_quotas
+	UpdateFieldCloudletResourceQuotasName                            = "5.7.1"      // cloudlet.resource_quotas.name
+	UpdateFieldCloudletResourceQuotasValue                           = "5.7.2"      // cloudlet.resource_quotas.value
+	UpdateFieldCloudletResourceQuotasAlertThreshold                  = "5.7.3"      // cloudlet.resource_quotas.alert_threshold
+	UpdateFieldCloudletDefaultResourceAlertThreshold                 = "5.8"        // cloudlet.default_resource_alert_threshold
+	UpdateFieldCloudletEnvVars                                       = "5.9"        // cloudlet.env_vars
+	UpdateFieldCloudletConfig                                        = "5.10"       // cloudlet.config
+	UpdateFieldCloudletConfigRegion                                  = "5.10.1"     // cloudlet.config.region
+	UpdateFieldCloudletConfigNotifyControllerAddrs                   = "5.10.2"     // cloudlet.config.notify_controller_addrs
+	UpdateFieldCloudletConfigContainerRegistryPath                   = "5.10.3"     // cloudlet.config.container_registry_path
+	UpdateFieldCloudletConfigDeploymentTag                           = "5.10.4"     // cloudlet.config.deployment_tag
+	UpdateFieldCloudletConfigCacheDir                                = "5.10.5"     // cloudlet.config.cache_dir
+	UpdateFieldCloudletConfigTestMode                                = "5.10.6"     // cloudlet.config.test_mode
+	UpdateFieldCloudletConfigCrmAccessPrivateKey                     = "5.10.7"     // cloudlet.config.crm_access_private_key
+	UpdateFieldCloudletConfigAccessApiAddr                           = "5.10.8"     // cloudlet.config.access_api_addr
+	UpdateFieldCloudletCrmOnEdge                                     = "5.11"       // cloudlet.crm_on_edge
+	UpdateFieldCloudletMaintenanceState                              = "5.12"       // cloudlet.maintenance_state
+	UpdateFieldCloudletTrustPolicy                                   = "5.13"       // cloudlet.trust_policy
+	UpdateFieldCloudletTrustPolicyState                              = "5.14"       // cloudlet.trust_policy_state
+	UpdateFieldCloudletAnnotations                                   = "5.15"       // cloudlet.annotations
+	UpdateFieldCloudletAccessVars                                    = "5.16"       // cloudlet.access_vars
+	UpdateFieldCloudletCrmOverride                                   = "5.17"       // cloudlet.crm_override
+	UpdateFieldCloudletPhysicalName                                  = "5.18"       // cloudlet.physical_name
+	UpdateFieldCloudletNumDynamicIps                                 = "5.19"       // cloudlet.num_dynamic_ips
+	UpdateFieldCloudletCreatedAt                                     = "5.20"       // cloudlet.created_at
+	UpdateFieldCloudletUpdatedAt                                     = "5.21"       // cloudlet.updated_at
+	UpdateFieldCloudletRequestId                                     = "5.22"       // cloudlet.request_id
+	UpdateFieldTrustPolicy                                           = "6"          // trust_policy
+	UpdateFieldTrustPolicyKey                                        = "6.1"        // trust_policy.key
+	UpdateFieldTrustPolicyKeyOrganization                            = "6.1.1"      // trust_policy.key.organization
+	UpdateFieldTrustPolicyKeyName                                    = "6.1.2"      // trust_policy.key.name
+	UpdateFieldTrustPolicyOutboundSecurityRules                      = "6.2"        // trust_policy.outbound_security_rules
+	UpdateFieldTrustPolicyOutboundSecurityRulesProtocol              = "6.2.1"      // trust_policy.outbound_security_rules.protocol
+	UpdateFieldTrustPolicyOutboundSecurityRulesPortRangeMin          = "6.2.2"      // trust_policy.outbound_security_rules.port_range_min
+	UpdateFieldTrustPolicyOutboundSecurityRulesPortRangeMax          = "6.2.3"      // trust_policy.outbound_security_rules.port_range_max
+	UpdateFieldTrustPolicyOutboundSecurityRulesRemoteCidr            = "6.2.4"      // trust_policy.outbound_security_rules.remote_cidr
+	UpdateFieldApp                                                   = "7"          // app
+	UpdateFieldAppKey                                                = "7.1"        // app.key
+	UpdateFieldAppKeyOrganization                                    = "7.1.1"      // app.key.organization
+	UpdateFieldAppKeyName                                            = "7.1.2"      // app.key.name
+	UpdateFieldAppKeyVersion                                         = "7.1.3"      // app.key.version
+	UpdateFieldAppImageType                                          = "7.2"        // app.image_type
+	UpdateFieldAppImagePath                                          = "7.3"        // app.image_path
+	UpdateFieldAppDeployment                                         = "7.4"        // app.deployment
+	UpdateFieldAppAccessPorts                                        = "7.5"        // app.access_ports
+	UpdateFieldAppPorts                                              = "7.6"        // app.ports
+	UpdateFieldAppPortsProto                                         = "7.6.1"      // app.ports.proto
+	UpdateFieldAppPortsInternalPort                                  = "7.6.2"      // app.ports.internal_port
+	UpdateFieldAppPortsPublicPort                                    = "7.6.3"      // app.ports.public_port
+	UpdateFieldAppPortsEndPort                                       = "7.6.4"      // app.ports.end_port
+	UpdateFieldAppPortsTls                                           = "7.6.5"      // app.ports.tls
+	UpdateFieldAppPortsFqdnPrefix                                    = "7.6.6"      // app.ports.fqdn_prefix
+	UpdateFieldAppPortsMaxPktSize                                    = "7.6.7"      // app.ports.max_pkt_size
+	UpdateFieldAppCommand                                            = "7.7"        // app.command
+	UpdateFieldAppArgs                                               = "7.8"        // app.args
+	UpdateFieldAppConfigs                                            = "7.9"        // app.configs
+	UpdateFieldAppConfigsKind                                        = "7.9.1"      // app.configs.kind
+	UpdateFieldAppConfigsConfig                                      = "7.9.2"      // app.configs.config
+	UpdateFieldAppEnvVars                                            = "7.10"       // app.env_vars
+	UpdateFieldAppEnvVarsName                                        = "7.10.1"     // app.env_vars.name
+	UpdateFieldAppEnvVarsValue                                       = "7.10.2"     // app.env_vars.value
+	UpdateFieldAppEnvVarsSecret                                      = "7.10.3"     // app.env_vars.secret
+	UpdateFieldAppEnvVarsSecretValue                                 = "7.10.4"     // app.env_vars.secret_value
+	UpdateFieldAppHealthCheck                                        = "7.11"       // app.health_check
+	UpdateFieldAppHealthCheckPath                                    = "7.12"       // app.health_check_path
+	UpdateFieldAppDefaultFlavor                                      = "7.13"       // app.default_flavor
+	UpdateFieldAppDeploymentManifest                                 = "7.14"       // app.deployment_manifest
+	UpdateFieldAppRequiredOutboundConnections                        = "7.15"       // app.required_outbound_connections
+	UpdateFieldAppRequiredOutboundConnectionsProtocol                = "7.15.1"     // app.required_outbound_connections.protocol
+	UpdateFieldAppRequiredOutboundConnectionsPortRangeMin            = "7.15.2"     // app.required_outbound_connections.port_range_min
+	UpdateFieldAppRequiredOutboundConnectionsPortRangeMax            = "7.15.3"     // app.required_outbound_connections.port_range_max
+	UpdateFieldAppRequiredOutboundConnectionsRemoteCidr              = "7.15.4"     // app.required_outbound_connections.remote_cidr
+	UpdateFieldAppTrusted                                            = "7.16"       // app.trusted
+	UpdateFieldAppAnnotations                                        = "7.17"       // app.annotations
+	UpdateFieldAppCreatedAt                                          = "7.18"       // app.created_at
+	UpdateFieldAppUpdatedAt                                          = "7.19"       // app.updated_at
+	UpdateFieldAppAccessType                                         = "7.20"       // app.access_type
+	UpdateFieldClusterInst                                           = "8"          // cluster_inst
+	UpdateFieldClusterInstKey                                        = "8.1"        // cluster_inst.key
+	UpdateFieldClusterInstKeyName                                    = "8.1.1"      // cluster_inst.key.name
+	UpdateFieldClusterInstKeyOrganization                            = "8.1.2"      // cluster_inst.key.organization
+	UpdateFieldClusterInstCloudletKey                                = "8.2"        // cluster_inst.cloudlet_key
+	UpdateFieldClusterInstCloudletKeyOrganization                    = "8.2.1"      // cluster_inst.cloudlet_key.organization
+	UpdateFieldClusterInstCloudletKeyName                            = "8.2.2"      // cluster_inst.cloudlet_key.name
+	UpdateFieldClusterInstState                                      = "8.3"        // cluster_inst.state
+	UpdateFieldClusterInstErrors                                     = "8.4"        // cluster_inst.errors
+	UpdateFieldClusterInstCrmOverride                                = "8.5"        // cluster_inst.crm_override
+	UpdateFieldClusterInstFlavorName                                 = "8.6"        // cluster_inst.flavor_name
+	UpdateFieldClusterInstNodePools                                  = "8.7"        // cluster_inst.node_pools
+	UpdateFieldClusterInstNodePoolsName                              = "8.7.1"      // cluster_inst.node_pools.name
+	UpdateFieldClusterInstNodePoolsNumNodes                          = "8.7.2"      // cluster_inst.node_pools.num_nodes
+	UpdateFieldClusterInstNodePoolsNodeResources                     = "8.7.3"      // cluster_inst.node_pools.node_resources
+	UpdateFieldClusterInstNodePoolsNodeResourcesVcpus                = "8.7.3.1"    // cluster_inst.node_pools.node_resources.vcpus
+	UpdateFieldClusterInstNodePoolsNodeResourcesRamMb                = "8.7.3.2"    // cluster_inst.node_pools.node_resources.ram_mb
+	UpdateFieldClusterInstNodePoolsNodeResourcesDiskGb               = "8.7.3.3"    // cluster_inst.node_pools.node_resources.disk_gb
+	UpdateFieldClusterInstNodePoolsNodeResourcesOptResMap            = "8.7.3.4"    // cluster_inst.node_pools.node_resources.opt_res_map
+	UpdateFieldClusterInstNodePoolsNodeResourcesInfraNodeFlavor      = "8.7.3.5"    // cluster_inst.node_pools.node_resources.infra_node_flavor
+	UpdateFieldClusterInstNodePoolsScalable                          = "8.7.4"      // cluster_inst.node_pools.scalable
+	UpdateFieldClusterInstIpAccess                                   = "8.8"        // cluster_inst.ip_access
+	UpdateFieldClusterInstDeployment                                 = "8.9"        // cluster_inst.deployment
+	UpdateFieldClusterInstKubernetesVersion                          = "8.10"       // cluster_inst.kubernetes_version
+	UpdateFieldClusterInstResources                                  = "8.11"       // cluster_inst.resources
+	UpdateFieldClusterInstResourcesVms                               = "8.11.1"     // cluster_inst.resources.vms
+	UpdateFieldClusterInstResourcesVmsName                           = "8.11.1.1"   // cluster_inst.resources.vms.name
+	UpdateFieldClusterInstResourcesVmsType                           = "8.11.1.2"   // cluster_inst.resources.vms.type
+	UpdateFieldClusterInstResourcesVmsStatus                         = "8.11.1.3"   // cluster_inst.resources.vms.status
+	UpdateFieldClusterInstResourcesVmsInfraFlavor                    = "8.11.1.4"   // cluster_inst.resources.vms.infra_flavor
+	UpdateFieldClusterInstResourcesVmsIpaddresses                    = "8.11.1.5"   // cluster_inst.resources.vms.ipaddresses
+	UpdateFieldClusterInstResourcesVmsIpaddressesExternalIp          = "8.11.1.5.1" // cluster_inst.resources.vms.ipaddresses.external_ip
+	UpdateFieldClusterInstResourcesVmsIpaddressesInternalIp          = "8.11.1.5.2" // cluster_inst.resources.vms.ipaddresses.internal_ip
+	UpdateFieldClusterInstResourcesVmsContainers                     = "8.11.1.6"   // cluster_inst.resources.vms.containers
+	UpdateFieldClusterInstResourcesVmsContainersName                 = "8.11.1.6.1" // cluster_inst.resources.vms.containers.name
+	UpdateFieldClusterInstResourcesVmsContainersType                 = "8.11.1.6.2" // cluster_inst.resources.vms.containers.type
+	UpdateFieldClusterInstResourcesVmsContainersStatus               = "8.11.1.6.3" // cluster_inst.resources.vms.containers.status
+	UpdateFieldClusterInstResourcesVmsContainersClusterIp            = "8.11.1.6.4" // cluster_inst.resources.vms.containers.cluster_ip
+	UpdateFieldClusterInstResourcesVmsContainersRestarts             = "8.11.1.6.5" // cluster_inst.resources.vms.containers.restarts
+	UpdateFieldClusterInstInfraAnnotations                           = "8.12"       // cluster_inst.infra_annotations
+	UpdateFieldClusterInstReservable                                 = "8.13"       // cluster_inst.reservable
+	UpdateFieldClusterInstReservedBy                                 = "8.14"       // cluster_inst.reserved_by
+	UpdateFieldClusterInstMultiTenant                                = "8.15"       // cluster_inst.multi_tenant
+	UpdateFieldClusterInstCreatedAt                                  = "8.16"       // cluster_inst.created_at
+	UpdateFieldClusterInstUpdatedAt                                  = "8.17"       // cluster_inst.updated_at
+	UpdateFieldClusterInstRequestId                                  = "8.18"       // cluster_inst.request_id
+	UpdateFieldAppInst                                               = "9"          // app_inst
+	UpdateFieldAppInstKey                                            = "9.1"        // app_inst.key
+	UpdateFieldAppInstKeyName                                        = "9.1.1"      // app_inst.key.name
+	UpdateFieldAppInstKeyOrganization                                = "9.1.2"      // app_inst.key.organization
+	UpdateFieldAppInstAppKey                                         = "9.2"        // app_inst.app_key
+	UpdateFieldAppInstAppKeyOrganization                             = "9.2.1"      // app_inst.app_key.organization
+	UpdateFieldAppInstAppKeyName                                     = "9.2.2"      // app_inst.app_key.name
+	UpdateFieldAppInstAppKeyVersion                                  = "9.2.3"      // app_inst.app_key.version
+	UpdateFieldAppInstClusterKey                                     = "9.3"        // app_inst.cluster_key
+	UpdateFieldAppInstClusterKeyName                                 = "9.3.1"      // app_inst.cluster_key.name
+	UpdateFieldAppInstClusterKeyOrganization                         = "9.3.2"      // app_inst.cluster_key.organization
+	UpdateFieldAppInstCloudletKey                                    = "9.4"        // app_inst.cloudlet_key
+	UpdateFieldAppInstCloudletKeyOrganization                        = "9.4.1"      // app_inst.cloudlet_key.organization
+	UpdateFieldAppInstCloudletKeyName                                = "9.4.2"      // app_inst.cloudlet_key.name
+	UpdateFieldAppInstState                                          = "9.5"        // app_inst.state
+	UpdateFieldAppInstErrors                                         = "9.6"        // app_inst.errors
+	UpdateFieldAppInstCrmOverride                                    = "9.7"        // app_inst.crm_override
+	UpdateFieldAppInstUri                                            = "9.8"        // app_inst.uri
+	UpdateFieldAppInstMappedPorts                                    = "9.9"        // app_inst.mapped_ports
+	UpdateFieldAppInstMappedPortsProto                               = "9.9.1"      // app_inst.mapped_ports.proto
+	UpdateFieldAppInstMappedPortsInternalPort                        = "9.9.2"      // app_inst.mapped_ports.internal_port
+	UpdateFieldAppInstMappedPortsPublicPort                          = "9.9.3"      // app_inst.mapped_ports.public_port
+	UpdateFieldAppInstMappedPortsEndPort                             = "9.9.4"      // app_inst.mapped_ports.end_port
+	UpdateFieldAppInstMappedPortsTls                                 = "9.9.5"      // app_inst.mapped_ports.tls
+	UpdateFieldAppInstMappedPortsFqdnPrefix                          = "9.9.6"      // app_inst.mapped_ports.fqdn_prefix
+	UpdateFieldAppInstMappedPortsMaxPktSize                          = "9.9.7"      // app_inst.mapped_ports.max_pkt_size
+	UpdateFieldAppInstFlavor                                         = "9.10"       // app_inst.flavor
+	UpdateFieldAppInstPowerState                                     = "9.11"       // app_inst.power_state
+	UpdateFieldAppInstRuntimeInfo                                    = "9.12"       // app_inst.runtime_info
+	UpdateFieldAppInstRuntimeInfoContainerIds                        = "9.12.1"     // app_inst.runtime_info.container_ids
+	UpdateFieldAppInstRuntimeInfoPids                                = "9.12.2"     // app_inst.runtime_info.pids
+	UpdateFieldAppInstRuntimeInfoPorts                               = "9.12.3"     // app_inst.runtime_info.ports
+	UpdateFieldAppInstRuntimeInfoEndpoints                           = "9.12.4"     // app_inst.runtime_info.endpoints
+	UpdateFieldAppInstRuntimeInfoEndpointsKind                       = "9.12.4.1"   // app_inst.runtime_info.endpoints.kind
+	UpdateFieldAppInstRuntimeInfoEndpointsHost                       = "9.12.4.2"   // app_inst.runtime_info.endpoints.host
+	UpdateFieldAppInstRuntimeInfoEndpointsPort                       = "9.12.4.3"   // app_inst.runtime_info.endpoints.port
+	UpdateFieldAppInstRuntimeInfoEndpointsProtocol                   = "9.12.4.4"   // app_inst.runtime_info.endpoints.protocol
+	UpdateFieldAppInstRuntimeInfoEndpointsTargetPort                 = "9.12.4.5"   // app_inst.runtime_info.endpoints.target_port
+	UpdateFieldAppInstAnnotations                                    = "9.13"       // app_inst.annotations
+	UpdateFieldAppInstCreatedAt                                      = "9.14"       // app_inst.created_at
+	UpdateFieldAppInstUpdatedAt                                      = "9.15"       // app_inst.updated_at
+	UpdateFieldAppInstRequestId                                      = "9.16"       // app_inst.request_id
+	UpdateFieldTrustPolicyException                                  = "10"         // trust_policy_exception
+	UpdateFieldTrustPolicyExceptionKey                               = "10.1"       // trust_policy_exception.key
+	UpdateFieldTrustPolicyExceptionKeyAppKey                         = "10.1.1"     // trust_policy_exception.key.app_key
+	UpdateFieldTrustPolicyExceptionKeyAppKeyOrganization             = "10.1.1.1"   // trust_policy_exception.key.app_key.organization
+	UpdateFieldTrustPolicyExceptionKeyAppKeyName                     = "10.1.1.2"   // trust_policy_exception.key.app_key.name
+	UpdateFieldTrustPolicyExceptionKeyAppKeyVersion                  = "10.1.1.3"   // trust_policy_exception.key.app_key.version
+	UpdateFieldTrustPolicyExceptionKeyCloudletPoolKey                = "10.1.2"     // trust_policy_exception.key.cloudlet_pool_key
+	UpdateFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization    = "10.1.2.1"   // trust_policy_exception.key.cloudlet_pool_key.organization
+	UpdateFieldTrustPolicyExceptionKeyCloudletPoolKeyName            = "10.1.2.2"   // trust_policy_exception.key.cloudlet_pool_key.name
+	UpdateFieldTrustPolicyExceptionKeyName                           = "10.1.3"     // trust_policy_exception.key.name
+	UpdateFieldTrustPolicyExceptionState                             = "10.2"       // trust_policy_exception.state
+	UpdateFieldTrustPolicyExceptionOutboundSecurityRules             = "10.3"       // trust_policy_exception.outbound_security_rules
+	UpdateFieldTrustPolicyExceptionOutboundSecurityRulesProtocol     = "10.3.1"     // trust_policy_exception.outbound_security_rules.protocol
+	UpdateFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMin = "10.3.2"     // trust_policy_exception.outbound_security_rules.port_range_min
+	UpdateFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMax = "10.3.3"     // trust_policy_exception.outbound_security_rules.port_range_max
+	UpdateFieldTrustPolicyExceptionOutboundSecurityRulesRemoteCidr   = "10.3.4"     // trust_policy_exception.outbound_security_rules.remote_cidr
+	UpdateFieldTrustPolicyExceptionInstances                         = "10.4"       // trust_policy_exception.instances
+	UpdateFieldTrustPolicyExceptionInstancesAppInstKey               = "10.4.1"     // trust_policy_exception.instances.app_inst_key
+	UpdateFieldTrustPolicyExceptionInstancesAppInstKeyName           = "10.4.1.1"   // trust_policy_exception.instances.app_inst_key.name
+	UpdateFieldTrustPolicyExceptionInstancesAppInstKeyOrganization   = "10.4.1.2"   // trust_policy_exception.instances.app_inst_key.organization
+	UpdateFieldTrustPolicyExceptionInstancesCloudletKey              = "10.4.2"     // trust_policy_exception.instances.cloudlet_key
+	UpdateFieldTrustPolicyExceptionInstancesCloudletKeyOrganization  = "10.4.2.1"   // trust_policy_exception.instances.cloudlet_key.organization
+	UpdateFieldTrustPolicyExceptionInstancesCloudletKeyName          = "10.4.2.2"   // trust_policy_exception.instances.cloudlet_key.name
+	UpdateFieldTrustPolicyExceptionInstancesState                    = "10.4.3"     // trust_policy_exception.instances.state
+	UpdateFieldTrustPolicyExceptionInstancesErrors                   = "10.4.4"     // trust_policy_exception.instances.errors
+	UpdateFieldTrustPolicyExceptionInstancesClusterKey               = "10.4.5"     // trust_policy_exception.instances.cluster_key
+	UpdateFieldTrustPolicyExceptionInstancesClusterKeyName           = "10.4.5.1"   // trust_policy_exception.instances.cluster_key.name
+	UpdateFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "10.4.5.2"   // trust_policy_exception.instances.cluster_key.organization
+	UpdateFieldTrustPolicyExceptionDeleting                          = "10.5"       // trust_policy_exception.deleting
 )
 
 var _Update_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Update", _Update_shape, false)
@@ -1601,6 +1776,16 @@ var UpdateAllFields = []string{
 	UpdateFieldAppInstCreatedAt,
 	UpdateFieldAppInstUpdatedAt,
 	UpdateFieldAppInstRequestId,
+	UpdateFieldTrustPolicyExceptionKeyAppKeyOrganization,
+	UpdateFieldTrustPolicyExceptionKeyAppKeyName,
+	UpdateFieldTrustPolicyExceptionKeyAppKeyVersion,
+	UpdateFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	UpdateFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
+	UpdateFieldTrustPolicyExceptionKeyName,
+	UpdateFieldTrustPolicyExceptionState,
+	UpdateFieldTrustPolicyExceptionOutboundSecurityRules,
+	UpdateFieldTrustPolicyExceptionInstances,
+	UpdateFieldTrustPolicyExceptionDeleting,
 }
 
 // FieldSchema returns the field flags of Update.
@@ -1734,6 +1919,10 @@ func (m *Report) cloneTo(c *Report) *Report {
 	case *Report_AppInstInfo:
 		if v != nil {
 			c.Info = &Report_AppInstInfo{AppInstInfo: fieldmap.Clone(v.AppInstInfo)}
+		}
+	case *Report_TrustPolicyException:
+		if v != nil {
+			c.Info = &Report_TrustPolicyException{TrustPolicyException: fieldmap.Clone(v.TrustPolicyException)}
 		}
 	}
 	if m.unknownFields != nil {
@@ -1894,6 +2083,10 @@ func (m *Update) cloneTo(c *Update) *Update {
 		if v != nil {
 			c.Object = &Update_AppInst{AppInst: fieldmap.Clone(v.AppInst)}
 		}
+	case *Update_TrustPolicyException:
+		if v != nil {
+			c.Object = &Update_TrustPolicyException{TrustPolicyException: fieldmap.Clone(v.TrustPolicyException)}
+		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
@@ -2026,6 +2219,14 @@ func (m *Report) Equal(o *Report) bool {
 		} else if a != nil || _Report_Info_isSet(o.Info) {
 			return false
 		}
+	case *Report_TrustPolicyException:
+		if b, ok := o.Info.(*Report_TrustPolicyException); ok && a != nil && b != nil {
+			if !fieldmap.EqualElem(a.TrustPolicyException, b.TrustPolicyException, fieldmap.Equal[*edgeproto.TrustPolicyException]) {
+				return false
+			}
+		} else if a != nil || _Report_Info_isSet(o.Info) {
+			return false
+		}
 	default:
 		if _Report_Info_isSet(o.Info) {
 			return false
@@ -2043,6 +2244,8 @@ func _Report_Info_isSet(x isReport_Info) bool {
 	case *Report_ClusterInstInfo:
 		return x != nil
 	case *Report_AppInstInfo:
+		return x != nil
+	case *Report_TrustPolicyException:
 		return x != nil
 	}
 	return false
@@ -2212,6 +2415,14 @@ func (m *Update) Equal(o *Update) bool {
 		} else if a != nil || _Update_Object_isSet(o.Object) {
 			return false
 		}
+	case *Update_TrustPolicyException:
+		if b, ok := o.Object.(*Update_TrustPolicyException); ok && a != nil && b != nil {
+			if !fieldmap.EqualElem(a.TrustPolicyException, b.TrustPolicyException, fieldmap.Equal[*edgeproto.TrustPolicyException]) {
+				return false
+			}
+		} else if a != nil || _Update_Object_isSet(o.Object) {
+			return false
+		}
 	default:
 		if _Update_Object_isSet(o.Object) {
 			return false
@@ -2237,6 +2448,8 @@ func _Update_Object_isSet(x isUpdate_Object) bool {
 	case *Update_ClusterInst:
 		return x != nil
 	case *Update_AppInst:
+		return x != nil
+	case *Update_TrustPolicyException:
 		return x != nil
 	}
 	return false
@@ -2486,6 +2699,37 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	if (cw1.Cover|cw1.Below)&(1<<50) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+114), &m.Fields, src.Fields)
+	}
+	if cw1.Cover&(1<<51) != 0 {
+		if s1, ok := src.Info.(*Report_TrustPolicyException); ok && s1 != nil {
+			if d1, ok := m.Info.(*Report_TrustPolicyException); !ok || d1 == nil || !fieldmap.Equal(d1.TrustPolicyException, s1.TrustPolicyException) {
+				m.Info = &Report_TrustPolicyException{TrustPolicyException: fieldmap.Clone(s1.TrustPolicyException)}
+				n++
+			}
+		} else if d1, ok := m.Info.(*Report_TrustPolicyException); ok && d1 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if cw1.Below&(1<<51) != 0 {
+		var s1 *edgeproto.TrustPolicyException
+		sok := false
+		if w, ok := src.Info.(*Report_TrustPolicyException); ok && w != nil {
+			s1, sok = w.TrustPolicyException, true
+		}
+		var d1 *edgeproto.TrustPolicyException
+		if w, ok := m.Info.(*Report_TrustPolicyException); ok && w != nil {
+			if w.TrustPolicyException == nil {
+				w.TrustPolicyException = new(edgeproto.TrustPolicyException)
+			}
+			d1 = w.TrustPolicyException
+		} else if sok {
+			d1 = new(edgeproto.TrustPolicyException)
+			m.Info = &Report_TrustPolicyException{TrustPolicyException: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_copyInAt(d1, s1, fm, at+116, fm.Window(at+116))
+		}
 	}
 	return n
 }
@@ -2960,6 +3204,162 @@ func _File_edgekit_notify_v1_notify_proto_ServiceEndpoint4892ep_copyInAt(m, src 
 	return n
 }
 
+// _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_copyInAt(m, src *edgeproto.TrustPolicyException, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.TrustPolicyException)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key, n = fieldmap.Clone(src.Key), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		if m.Key == nil {
+			m.Key, n = new(edgeproto.TrustPolicyExceptionKey), n+1
+		}
+		n += _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionKeyu340wz_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+	}
+	if win.Cover&(1<<9) != 0 && m.State != src.State {
+		m.State, n = src.State, n+1
+	}
+	if (win.Cover|win.Below)&(1<<10) != 0 {
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+10), &m.OutboundSecurityRules, src.OutboundSecurityRules)
+	}
+	if (win.Cover|win.Below)&(1<<15) != 0 {
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+15), &m.Instances, src.Instances)
+	}
+	if win.Cover&(1<<27) != 0 && m.Deleting != src.Deleting {
+		m.Deleting, n = src.Deleting, n+1
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionKeyu340wz_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionKeyu340wz_copyInAt(m, src *edgeproto.TrustPolicyExceptionKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.TrustPolicyExceptionKey)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !fieldmap.Equal(m.AppKey, src.AppKey) {
+			m.AppKey, n = fieldmap.Clone(src.AppKey), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.AppKey != nil || src.AppKey != nil) {
+		if m.AppKey == nil {
+			m.AppKey, n = new(edgeproto.AppKey), n+1
+		}
+		n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.AppKey, src.AppKey, fm, at+1, win.Shift(1))
+	}
+	if win.Cover&(1<<4) != 0 {
+		if !fieldmap.Equal(m.CloudletPoolKey, src.CloudletPoolKey) {
+			m.CloudletPoolKey, n = fieldmap.Clone(src.CloudletPoolKey), n+1
+		}
+	} else if win.Below&(1<<4) != 0 && (m.CloudletPoolKey != nil || src.CloudletPoolKey != nil) {
+		if m.CloudletPoolKey == nil {
+			m.CloudletPoolKey, n = new(edgeproto.CloudletPoolKey), n+1
+		}
+		n += _File_edgekit_notify_v1_notify_proto_CloudletPoolKey15gm1uo_copyInAt(m.CloudletPoolKey, src.CloudletPoolKey, fm, at+5, win.Shift(5))
+	}
+	if win.Cover&(1<<7) != 0 && m.Name != src.Name {
+		m.Name, n = src.Name, n+1
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m, src *edgeproto.AppKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.AppKey)
+	}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization, n = src.Organization, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name, n = src.Name, n+1
+	}
+	if win.Cover&(1<<2) != 0 && m.Version != src.Version {
+		m.Version, n = src.Version, n+1
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_CloudletPoolKey15gm1uo_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_notify_v1_notify_proto_CloudletPoolKey15gm1uo_copyInAt(m, src *edgeproto.CloudletPoolKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.CloudletPoolKey)
+	}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization, n = src.Organization, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name, n = src.Name, n+1
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt(m, src *edgeproto.SecurityRule, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.SecurityRule)
+	}
+	if win.Cover&(1<<0) != 0 && m.Protocol != src.Protocol {
+		m.Protocol, n = src.Protocol, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.PortRangeMin != src.PortRangeMin {
+		m.PortRangeMin, n = src.PortRangeMin, n+1
+	}
+	if win.Cover&(1<<2) != 0 && m.PortRangeMax != src.PortRangeMax {
+		m.PortRangeMax, n = src.PortRangeMax, n+1
+	}
+	if win.Cover&(1<<3) != 0 && m.RemoteCidr != src.RemoteCidr {
+		m.RemoteCidr, n = src.RemoteCidr, n+1
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_copyInAt(m, src *edgeproto.TrustPolicyExceptionInstance, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.TrustPolicyExceptionInstance)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !fieldmap.Equal(m.AppInstKey, src.AppInstKey) {
+			m.AppInstKey, n = fieldmap.Clone(src.AppInstKey), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.AppInstKey != nil || src.AppInstKey != nil) {
+		if m.AppInstKey == nil {
+			m.AppInstKey, n = new(edgeproto.AppInstKey), n+1
+		}
+		n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.AppInstKey, src.AppInstKey, fm, at+1, win.Shift(1))
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+			m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
+		}
+	} else if win.Below&(1<<3) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
+		if m.CloudletKey == nil {
+			m.CloudletKey, n = new(edgeproto.CloudletKey), n+1
+		}
+		n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+4, win.Shift(4))
+	}
+	if win.Cover&(1<<6) != 0 && m.State != src.State {
+		m.State, n = src.State, n+1
+	}
+	if (win.Cover|win.Below)&(1<<7) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+7), &m.Errors, src.Errors)
+	}
+	if win.Cover&(1<<8) != 0 {
+		if !fieldmap.Equal(m.ClusterKey, src.ClusterKey) {
+			m.ClusterKey, n = fieldmap.Clone(src.ClusterKey), n+1
+		}
+	} else if win.Below&(1<<8) != 0 && (m.ClusterKey != nil || src.ClusterKey != nil) {
+		if m.ClusterKey == nil {
+			m.ClusterKey, n = new(edgeproto.ClusterKey), n+1
+		}
+		n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.ClusterKey, src.ClusterKey, fm, at+9, win.Shift(9))
+	}
+	return n
+}
+
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Hello) CopyInFields(src *Hello, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Hello_fieldSchema); m != nil && b != nil {
@@ -3052,7 +3452,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 		}
 	}
 	cw3 := fm.Window(at + 192)
-	if cw3.Cover&(1<<14) != 0 {
+	if cw3.Cover&(1<<43) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); !ok || d1 == nil || !d1.SyncEnd.Equal(s1.SyncEnd) {
 				m.Msg = &ConnectResponse_SyncEnd{SyncEnd: s1.SyncEnd.Clone()}
@@ -3062,7 +3462,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			m.Msg = nil
 			n++
 		}
-	} else if cw3.Below&(1<<14) != 0 {
+	} else if cw3.Below&(1<<43) != 0 {
 		var s1 *SyncEnd
 		sok := false
 		if w, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
@@ -3080,10 +3480,10 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+207, cw3.Shift(15))
+			n += d1.copyInAt(s1, fm, at+236, cw3.Shift(44))
 		}
 	}
-	if cw3.Cover&(1<<18) != 0 {
+	if cw3.Cover&(1<<47) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_ReportAck); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_ReportAck); !ok || d1 == nil || !d1.ReportAck.Equal(s1.ReportAck) {
 				m.Msg = &ConnectResponse_ReportAck{ReportAck: s1.ReportAck.Clone()}
@@ -3093,7 +3493,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			m.Msg = nil
 			n++
 		}
-	} else if cw3.Below&(1<<18) != 0 {
+	} else if cw3.Below&(1<<47) != 0 {
 		var s1 *ReportAck
 		sok := false
 		if w, ok := src.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
@@ -3111,10 +3511,10 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+211, cw3.Shift(19))
+			n += d1.copyInAt(s1, fm, at+240, cw3.Shift(48))
 		}
 	}
-	if cw3.Cover&(1<<22) != 0 {
+	if cw3.Cover&(1<<51) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_Keepalive); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_Keepalive); !ok || d1 == nil || !d1.Keepalive.Equal(s1.Keepalive) {
 				m.Msg = &ConnectResponse_Keepalive{Keepalive: s1.Keepalive.Clone()}
@@ -3374,6 +3774,38 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 		}
 		if d1 != nil {
 			n += _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(d1, s1, fm, at+160, fm.Window(at+160))
+		}
+	}
+	cw3 := fm.Window(at + 192)
+	if cw3.Cover&(1<<9) != 0 {
+		if s1, ok := src.Object.(*Update_TrustPolicyException); ok && s1 != nil {
+			if d1, ok := m.Object.(*Update_TrustPolicyException); !ok || d1 == nil || !fieldmap.Equal(d1.TrustPolicyException, s1.TrustPolicyException) {
+				m.Object = &Update_TrustPolicyException{TrustPolicyException: fieldmap.Clone(s1.TrustPolicyException)}
+				n++
+			}
+		} else if d1, ok := m.Object.(*Update_TrustPolicyException); ok && d1 != nil {
+			m.Object = nil
+			n++
+		}
+	} else if cw3.Below&(1<<9) != 0 {
+		var s1 *edgeproto.TrustPolicyException
+		sok := false
+		if w, ok := src.Object.(*Update_TrustPolicyException); ok && w != nil {
+			s1, sok = w.TrustPolicyException, true
+		}
+		var d1 *edgeproto.TrustPolicyException
+		if w, ok := m.Object.(*Update_TrustPolicyException); ok && w != nil {
+			if w.TrustPolicyException == nil {
+				w.TrustPolicyException = new(edgeproto.TrustPolicyException)
+			}
+			d1 = w.TrustPolicyException
+		} else if sok {
+			d1 = new(edgeproto.TrustPolicyException)
+			m.Object = &Update_TrustPolicyException{TrustPolicyException: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_copyInAt(d1, s1, fm, at+202, cw3.Shift(10))
 		}
 	}
 	return n
@@ -3688,26 +4120,6 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m, src *
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt(m, src *edgeproto.SecurityRule, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
-	if src == nil {
-		src = new(edgeproto.SecurityRule)
-	}
-	if win.Cover&(1<<0) != 0 && m.Protocol != src.Protocol {
-		m.Protocol, n = src.Protocol, n+1
-	}
-	if win.Cover&(1<<1) != 0 && m.PortRangeMin != src.PortRangeMin {
-		m.PortRangeMin, n = src.PortRangeMin, n+1
-	}
-	if win.Cover&(1<<2) != 0 && m.PortRangeMax != src.PortRangeMax {
-		m.PortRangeMax, n = src.PortRangeMax, n+1
-	}
-	if win.Cover&(1<<3) != 0 && m.RemoteCidr != src.RemoteCidr {
-		m.RemoteCidr, n = src.RemoteCidr, n+1
-	}
-	return n
-}
-
 // _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.App, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
@@ -3771,23 +4183,6 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 		case 39:
 			n += fieldmap.Set(&m.AccessType, src.AccessType)
 		}
-	}
-	return n
-}
-
-// _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m, src *edgeproto.AppKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
-	if src == nil {
-		src = new(edgeproto.AppKey)
-	}
-	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization, n = src.Organization, n+1
-	}
-	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
-		m.Name, n = src.Name, n+1
-	}
-	if win.Cover&(1<<2) != 0 && m.Version != src.Version {
-		m.Version, n = src.Version, n+1
 	}
 	return n
 }
@@ -4262,6 +4657,11 @@ func (m *Report) ValidateEnums() error {
 			return err
 		}
 	}
+	if x, ok := m.Info.(*Report_TrustPolicyException); ok {
+		if err := fieldmap.ValidateEnumsAt(x.TrustPolicyException, "edgekit.notify.v1.Report", "trust_policy_exception"); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -4354,6 +4754,11 @@ func (m *Update) ValidateEnums() error {
 			return err
 		}
 	}
+	if x, ok := m.Object.(*Update_TrustPolicyException); ok {
+		if err := fieldmap.ValidateEnumsAt(x.TrustPolicyException, "edgekit.notify.v1.Update", "trust_policy_exception"); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -4443,6 +4848,9 @@ func (m *Report) Redact() {
 	if x, ok := m.Info.(*Report_AppInstInfo); ok {
 		fieldmap.Redact(x.AppInstInfo)
 	}
+	if x, ok := m.Info.(*Report_TrustPolicyException); ok {
+		fieldmap.Redact(x.TrustPolicyException)
+	}
 }
 
 // Redacted returns a deep copy of m with its debug_redact fields cleared.
@@ -4512,6 +4920,9 @@ func (m *Update) Redact() {
 	}
 	if x, ok := m.Object.(*Update_AppInst); ok {
 		fieldmap.Redact(x.AppInst)
+	}
+	if x, ok := m.Object.(*Update_TrustPolicyException); ok {
+		fieldmap.Redact(x.TrustPolicyException)
 	}
 }
 

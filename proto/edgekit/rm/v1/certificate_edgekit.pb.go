@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of RenewCertificateRequest: dot-joined field numbers from RenewCertificateRequest.
 const (
@@ -127,7 +127,7 @@ func (m *RenewCertificateResponse) Equal(o *RenewCertificateResponse) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *RenewCertificateRequest) CopyInFields(src *RenewCertificateRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_RenewCertificateRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -147,7 +147,7 @@ func (m *RenewCertificateRequest) copyInAt(src *RenewCertificateRequest, fm *fie
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *RenewCertificateResponse) CopyInFields(src *RenewCertificateResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_RenewCertificateResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

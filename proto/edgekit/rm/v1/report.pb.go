@@ -89,6 +89,7 @@ type ReportInfoRequest struct {
 	//	*ReportInfoRequest_CloudletInfo
 	//	*ReportInfoRequest_ClusterInstInfo
 	//	*ReportInfoRequest_AppInstInfo
+	//	*ReportInfoRequest_TrustPolicyException
 	Info isReportInfoRequest_Info `protobuf_oneof:"info"`
 	// Flags of the fields the report sets (they must include the key),
 	// optionally followed by ":add" or ":remove".
@@ -163,6 +164,15 @@ func (x *ReportInfoRequest) GetAppInstInfo() *edgeproto.AppInstInfo {
 	return nil
 }
 
+func (x *ReportInfoRequest) GetTrustPolicyException() *edgeproto.TrustPolicyException {
+	if x != nil {
+		if x, ok := x.Info.(*ReportInfoRequest_TrustPolicyException); ok {
+			return x.TrustPolicyException
+		}
+	}
+	return nil
+}
+
 func (x *ReportInfoRequest) GetFields() []string {
 	if x != nil {
 		return x.Fields
@@ -196,11 +206,19 @@ type ReportInfoRequest_AppInstInfo struct {
 	AppInstInfo *edgeproto.AppInstInfo `protobuf:"bytes,3,opt,name=app_inst_info,json=appInstInfo,proto3,oneof"`
 }
 
+type ReportInfoRequest_TrustPolicyException struct {
+	// The state of a trust policy exception on instances of cloudlets
+	// without crm_on_edge: its key and instances.
+	TrustPolicyException *edgeproto.TrustPolicyException `protobuf:"bytes,6,opt,name=trust_policy_exception,json=trustPolicyException,proto3,oneof"`
+}
+
 func (*ReportInfoRequest_CloudletInfo) isReportInfoRequest_Info() {}
 
 func (*ReportInfoRequest_ClusterInstInfo) isReportInfoRequest_Info() {}
 
 func (*ReportInfoRequest_AppInstInfo) isReportInfoRequest_Info() {}
+
+func (*ReportInfoRequest_TrustPolicyException) isReportInfoRequest_Info() {}
 
 // ReportInfoResponse says what became of a report.
 type ReportInfoResponse struct {
@@ -264,14 +282,15 @@ var File_edgekit_rm_v1_report_proto protoreflect.FileDescriptor
 
 const file_edgekit_rm_v1_report_proto_rawDesc = "" +
 	"\n" +
-	"\x1aedgekit/rm/v1/report.proto\x12\redgekit.rm.v1\x1a\x1bedgeproto/v1/app_inst.proto\x1a\x1bedgeproto/v1/cloudlet.proto\x1a\x1fedgeproto/v1/cluster_inst.proto\"5\n" +
+	"\x1aedgekit/rm/v1/report.proto\x12\redgekit.rm.v1\x1a\x1bedgeproto/v1/app_inst.proto\x1a\x1bedgeproto/v1/cloudlet.proto\x1a\x1fedgeproto/v1/cluster_inst.proto\x1a\x1fedgeproto/v1/trust_policy.proto\"5\n" +
 	"\x05Fence\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x03R\brevision\"\xb0\x02\n" +
+	"\brevision\x18\x02 \x01(\x03R\brevision\"\x8c\x03\n" +
 	"\x11ReportInfoRequest\x12A\n" +
 	"\rcloudlet_info\x18\x01 \x01(\v2\x1a.edgeproto.v1.CloudletInfoH\x00R\fcloudletInfo\x12K\n" +
 	"\x11cluster_inst_info\x18\x02 \x01(\v2\x1d.edgeproto.v1.ClusterInstInfoH\x00R\x0fclusterInstInfo\x12?\n" +
-	"\rapp_inst_info\x18\x03 \x01(\v2\x19.edgeproto.v1.AppInstInfoH\x00R\vappInstInfo\x12\x16\n" +
+	"\rapp_inst_info\x18\x03 \x01(\v2\x19.edgeproto.v1.AppInstInfoH\x00R\vappInstInfo\x12Z\n" +
+	"\x16trust_policy_exception\x18\x06 \x01(\v2\".edgeproto.v1.TrustPolicyExceptionH\x00R\x14trustPolicyException\x12\x16\n" +
 	"\x06fields\x18\x04 \x03(\tR\x06fields\x12*\n" +
 	"\x05fence\x18\x05 \x01(\v2\x14.edgekit.rm.v1.FenceR\x05fenceB\x06\n" +
 	"\x04info\"F\n" +
@@ -296,25 +315,27 @@ func file_edgekit_rm_v1_report_proto_rawDescGZIP() []byte {
 
 var file_edgekit_rm_v1_report_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_edgekit_rm_v1_report_proto_goTypes = []any{
-	(*Fence)(nil),                     // 0: edgekit.rm.v1.Fence
-	(*ReportInfoRequest)(nil),         // 1: edgekit.rm.v1.ReportInfoRequest
-	(*ReportInfoResponse)(nil),        // 2: edgekit.rm.v1.ReportInfoResponse
-	(*edgeproto.CloudletInfo)(nil),    // 3: edgeproto.v1.CloudletInfo
-	(*edgeproto.ClusterInstInfo)(nil), // 4: edgeproto.v1.ClusterInstInfo
-	(*edgeproto.AppInstInfo)(nil),     // 5: edgeproto.v1.AppInstInfo
+	(*Fence)(nil),                          // 0: edgekit.rm.v1.Fence
+	(*ReportInfoRequest)(nil),              // 1: edgekit.rm.v1.ReportInfoRequest
+	(*ReportInfoResponse)(nil),             // 2: edgekit.rm.v1.ReportInfoResponse
+	(*edgeproto.CloudletInfo)(nil),         // 3: edgeproto.v1.CloudletInfo
+	(*edgeproto.ClusterInstInfo)(nil),      // 4: edgeproto.v1.ClusterInstInfo
+	(*edgeproto.AppInstInfo)(nil),          // 5: edgeproto.v1.AppInstInfo
+	(*edgeproto.TrustPolicyException)(nil), // 6: edgeproto.v1.TrustPolicyException
 }
 var file_edgekit_rm_v1_report_proto_depIdxs = []int32{
 	3, // 0: edgekit.rm.v1.ReportInfoRequest.cloudlet_info:type_name -> edgeproto.v1.CloudletInfo
 	4, // 1: edgekit.rm.v1.ReportInfoRequest.cluster_inst_info:type_name -> edgeproto.v1.ClusterInstInfo
 	5, // 2: edgekit.rm.v1.ReportInfoRequest.app_inst_info:type_name -> edgeproto.v1.AppInstInfo
-	0, // 3: edgekit.rm.v1.ReportInfoRequest.fence:type_name -> edgekit.rm.v1.Fence
-	1, // 4: edgekit.rm.v1.ReportService.ReportInfo:input_type -> edgekit.rm.v1.ReportInfoRequest
-	2, // 5: edgekit.rm.v1.ReportService.ReportInfo:output_type -> edgekit.rm.v1.ReportInfoResponse
-	5, // [5:6] is the sub-list for method output_type
-	4, // [4:5] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	6, // 3: edgekit.rm.v1.ReportInfoRequest.trust_policy_exception:type_name -> edgeproto.v1.TrustPolicyException
+	0, // 4: edgekit.rm.v1.ReportInfoRequest.fence:type_name -> edgekit.rm.v1.Fence
+	1, // 5: edgekit.rm.v1.ReportService.ReportInfo:input_type -> edgekit.rm.v1.ReportInfoRequest
+	2, // 6: edgekit.rm.v1.ReportService.ReportInfo:output_type -> edgekit.rm.v1.ReportInfoResponse
+	6, // [6:7] is the sub-list for method output_type
+	5, // [5:6] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_edgekit_rm_v1_report_proto_init() }
@@ -326,6 +347,7 @@ func file_edgekit_rm_v1_report_proto_init() {
 		(*ReportInfoRequest_CloudletInfo)(nil),
 		(*ReportInfoRequest_ClusterInstInfo)(nil),
 		(*ReportInfoRequest_AppInstInfo)(nil),
+		(*ReportInfoRequest_TrustPolicyException)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -165,6 +165,35 @@ const (
 	ReportInfoRequestFieldFence                                                 = "5"         // fence
 	ReportInfoRequestFieldFenceKey                                              = "5.1"       // fence.key
 	ReportInfoRequestFieldFenceRevision                                         = "5.2"       // fence.revision
+	ReportInfoRequestFieldTrustPolicyException                                  = "6"         // trust_policy_exception
+	ReportInfoRequestFieldTrustPolicyExceptionKey                               = "6.1"       // trust_policy_exception.key
+	ReportInfoRequestFieldTrustPolicyExceptionKeyAppKey                         = "6.1.1"     // trust_policy_exception.key.app_key
+	ReportInfoRequestFieldTrustPolicyExceptionKeyAppKeyOrganization             = "6.1.1.1"   // trust_policy_exception.key.app_key.organization
+	ReportInfoRequestFieldTrustPolicyExceptionKeyAppKeyName                     = "6.1.1.2"   // trust_policy_exception.key.app_key.name
+	ReportInfoRequestFieldTrustPolicyExceptionKeyAppKeyVersion                  = "6.1.1.3"   // trust_policy_exception.key.app_key.version
+	ReportInfoRequestFieldTrustPolicyExceptionKeyCloudletPoolKey                = "6.1.2"     // trust_policy_exception.key.cloudlet_pool_key
+	ReportInfoRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization    = "6.1.2.1"   // trust_policy_exception.key.cloudlet_pool_key.organization
+	ReportInfoRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyName            = "6.1.2.2"   // trust_policy_exception.key.cloudlet_pool_key.name
+	ReportInfoRequestFieldTrustPolicyExceptionKeyName                           = "6.1.3"     // trust_policy_exception.key.name
+	ReportInfoRequestFieldTrustPolicyExceptionState                             = "6.2"       // trust_policy_exception.state
+	ReportInfoRequestFieldTrustPolicyExceptionOutboundSecurityRules             = "6.3"       // trust_policy_exception.outbound_security_rules
+	ReportInfoRequestFieldTrustPolicyExceptionOutboundSecurityRulesProtocol     = "6.3.1"     // trust_policy_exception.outbound_security_rules.protocol
+	ReportInfoRequestFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMin = "6.3.2"     // trust_policy_exception.outbound_security_rules.port_range_min
+	ReportInfoRequestFieldTrustPolicyExceptionOutboundSecurityRulesPortRangeMax = "6.3.3"     // trust_policy_exception.outbound_security_rules.port_range_max
+	ReportInfoRequestFieldTrustPolicyExceptionOutboundSecurityRulesRemoteCidr   = "6.3.4"     // trust_policy_exception.outbound_security_rules.remote_cidr
+	ReportInfoRequestFieldTrustPolicyExceptionInstances                         = "6.4"       // trust_policy_exception.instances
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesAppInstKey               = "6.4.1"     // trust_policy_exception.instances.app_inst_key
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesAppInstKeyName           = "6.4.1.1"   // trust_policy_exception.instances.app_inst_key.name
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesAppInstKeyOrganization   = "6.4.1.2"   // trust_policy_exception.instances.app_inst_key.organization
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesCloudletKey              = "6.4.2"     // trust_policy_exception.instances.cloudlet_key
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesCloudletKeyOrganization  = "6.4.2.1"   // trust_policy_exception.instances.cloudlet_key.organization
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesCloudletKeyName          = "6.4.2.2"   // trust_policy_exception.instances.cloudlet_key.name
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesState                    = "6.4.3"     // trust_policy_exception.instances.state
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesErrors                   = "6.4.4"     // trust_policy_exception.instances.errors
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesClusterKey               = "6.4.5"     // trust_policy_exception.instances.cluster_key
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesClusterKeyName           = "6.4.5.1"   // trust_policy_exception.instances.cluster_key.name
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "6.4.5.2"   // trust_policy_exception.instances.cluster_key.organization
+	ReportInfoRequestFieldTrustPolicyExceptionDeleting                          = "6.5"       // trust_policy_exception.deleting
 )
 
 var _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.CloudletKey{}), Fields: []fieldmap.ShapeField{
@@ -312,12 +341,53 @@ var _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{S
 	{Number: 10, Name: "request_id", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
+var _File_edgekit_rm_v1_report_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(edgeproto.AppKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(edgeproto.AppKey{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "version", Off: unsafe.Offsetof(edgeproto.AppKey{}.Version), Op: fieldmap.OpString},
+}}
+
+var _File_edgekit_rm_v1_report_proto_CloudletPoolKey15gm1uo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.CloudletPoolKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(edgeproto.CloudletPoolKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(edgeproto.CloudletPoolKey{}.Name), Op: fieldmap.OpString},
+}}
+
+var _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionKeyu340wz_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicyExceptionKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionKey{}.AppKey)}},
+	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletPoolKey15gm1uo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionKey{}.CloudletPoolKey)}},
+	{Number: 3, Name: "name", Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionKey{}.Name), Op: fieldmap.OpString},
+}}
+
+var _File_edgekit_rm_v1_report_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.SecurityRule{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.Protocol), Op: fieldmap.OpString},
+	{Number: 2, Name: "port_range_min", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.PortRangeMin), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "port_range_max", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.PortRangeMax), Op: fieldmap.OpUint32},
+	{Number: 4, Name: "remote_cidr", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.RemoteCidr), Op: fieldmap.OpString},
+}}
+
+var _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicyExceptionInstance{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.AppInstKey)}},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.CloudletKey)}},
+	{Number: 3, Name: "state", Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.State), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.Errors), Op: fieldmap.OpListString},
+	{Number: 5, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.ClusterKey)}},
+}}
+
+var _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicyException{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionKeyu340wz_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*edgeproto.SecurityRule]{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.OutboundSecurityRules)}},
+	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_shape, Value: &fieldmap.MessageList[*edgeproto.TrustPolicyExceptionInstance]{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Instances)}},
+	{Number: 5, Name: "deleting", Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Deleting), Op: fieldmap.OpBool},
+}}
+
 var _ReportInfoRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportInfoRequest{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_CloudletInfo, *edgeproto.CloudletInfo]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
 	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_ClusterInstInfo, *edgeproto.ClusterInstInfo]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
 	{Number: 3, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_AppInstInfo, *edgeproto.AppInstInfo]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
 	{Number: 4, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ReportInfoRequest{}.Fields), Op: fieldmap.OpListString},
 	{Number: 5, Name: "fence", Kind: fieldmap.KindMessage, Sub: _Fence_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ReportInfoRequest{}.Fence)}},
+	{Number: 6, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_TrustPolicyException, *edgeproto.TrustPolicyException]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
 }}
 
 var _ReportInfoRequest_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoRequest", _ReportInfoRequest_shape, false)
@@ -388,6 +458,16 @@ var ReportInfoRequestAllFields = []string{
 	ReportInfoRequestFieldFields,
 	ReportInfoRequestFieldFenceKey,
 	ReportInfoRequestFieldFenceRevision,
+	ReportInfoRequestFieldTrustPolicyExceptionKeyAppKeyOrganization,
+	ReportInfoRequestFieldTrustPolicyExceptionKeyAppKeyName,
+	ReportInfoRequestFieldTrustPolicyExceptionKeyAppKeyVersion,
+	ReportInfoRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	ReportInfoRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
+	ReportInfoRequestFieldTrustPolicyExceptionKeyName,
+	ReportInfoRequestFieldTrustPolicyExceptionState,
+	ReportInfoRequestFieldTrustPolicyExceptionOutboundSecurityRules,
+	ReportInfoRequestFieldTrustPolicyExceptionInstances,
+	ReportInfoRequestFieldTrustPolicyExceptionDeleting,
 }
 
 // FieldSchema returns the field flags of ReportInfoRequest.
@@ -468,6 +548,10 @@ func (m *ReportInfoRequest) cloneTo(c *ReportInfoRequest) *ReportInfoRequest {
 		if v != nil {
 			c.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: fieldmap.Clone(v.AppInstInfo)}
 		}
+	case *ReportInfoRequest_TrustPolicyException:
+		if v != nil {
+			c.Info = &ReportInfoRequest_TrustPolicyException{TrustPolicyException: fieldmap.Clone(v.TrustPolicyException)}
+		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
@@ -539,6 +623,14 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
 			return false
 		}
+	case *ReportInfoRequest_TrustPolicyException:
+		if b, ok := o.Info.(*ReportInfoRequest_TrustPolicyException); ok && a != nil && b != nil {
+			if !fieldmap.EqualElem(a.TrustPolicyException, b.TrustPolicyException, fieldmap.Equal[*edgeproto.TrustPolicyException]) {
+				return false
+			}
+		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
+			return false
+		}
 	default:
 		if _ReportInfoRequest_Info_isSet(o.Info) {
 			return false
@@ -556,6 +648,8 @@ func _ReportInfoRequest_Info_isSet(x isReportInfoRequest_Info) bool {
 	case *ReportInfoRequest_ClusterInstInfo:
 		return x != nil
 	case *ReportInfoRequest_AppInstInfo:
+		return x != nil
+	case *ReportInfoRequest_TrustPolicyException:
 		return x != nil
 	}
 	return false
@@ -714,6 +808,37 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 			m.Fence, n = new(Fence), n+1
 		}
 		n += m.Fence.copyInAt(src.Fence, fm, at+115, cw1.Shift(51))
+	}
+	if cw1.Cover&(1<<53) != 0 {
+		if s1, ok := src.Info.(*ReportInfoRequest_TrustPolicyException); ok && s1 != nil {
+			if d1, ok := m.Info.(*ReportInfoRequest_TrustPolicyException); !ok || d1 == nil || !fieldmap.Equal(d1.TrustPolicyException, s1.TrustPolicyException) {
+				m.Info = &ReportInfoRequest_TrustPolicyException{TrustPolicyException: fieldmap.Clone(s1.TrustPolicyException)}
+				n++
+			}
+		} else if d1, ok := m.Info.(*ReportInfoRequest_TrustPolicyException); ok && d1 != nil {
+			m.Info = nil
+			n++
+		}
+	} else if cw1.Below&(1<<53) != 0 {
+		var s1 *edgeproto.TrustPolicyException
+		sok := false
+		if w, ok := src.Info.(*ReportInfoRequest_TrustPolicyException); ok && w != nil {
+			s1, sok = w.TrustPolicyException, true
+		}
+		var d1 *edgeproto.TrustPolicyException
+		if w, ok := m.Info.(*ReportInfoRequest_TrustPolicyException); ok && w != nil {
+			if w.TrustPolicyException == nil {
+				w.TrustPolicyException = new(edgeproto.TrustPolicyException)
+			}
+			d1 = w.TrustPolicyException
+		} else if sok {
+			d1 = new(edgeproto.TrustPolicyException)
+			m.Info = &ReportInfoRequest_TrustPolicyException{TrustPolicyException: d1}
+			n++
+		}
+		if d1 != nil {
+			n += _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_copyInAt(d1, s1, fm, at+118, fm.Window(at+118))
+		}
 	}
 	return n
 }
@@ -1202,6 +1327,162 @@ func _File_edgekit_rm_v1_report_proto_ServiceEndpoint4892ep_copyInAt(m, src *edg
 	return n
 }
 
+// _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_copyInAt(m, src *edgeproto.TrustPolicyException, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.TrustPolicyException)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key, n = fieldmap.Clone(src.Key), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		if m.Key == nil {
+			m.Key, n = new(edgeproto.TrustPolicyExceptionKey), n+1
+		}
+		n += _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionKeyu340wz_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+	}
+	if win.Cover&(1<<9) != 0 && m.State != src.State {
+		m.State, n = src.State, n+1
+	}
+	if (win.Cover|win.Below)&(1<<10) != 0 {
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+10), &m.OutboundSecurityRules, src.OutboundSecurityRules)
+	}
+	if (win.Cover|win.Below)&(1<<15) != 0 {
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+15), &m.Instances, src.Instances)
+	}
+	if win.Cover&(1<<27) != 0 && m.Deleting != src.Deleting {
+		m.Deleting, n = src.Deleting, n+1
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionKeyu340wz_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionKeyu340wz_copyInAt(m, src *edgeproto.TrustPolicyExceptionKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.TrustPolicyExceptionKey)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !fieldmap.Equal(m.AppKey, src.AppKey) {
+			m.AppKey, n = fieldmap.Clone(src.AppKey), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.AppKey != nil || src.AppKey != nil) {
+		if m.AppKey == nil {
+			m.AppKey, n = new(edgeproto.AppKey), n+1
+		}
+		n += _File_edgekit_rm_v1_report_proto_AppKey2ii4cv_copyInAt(m.AppKey, src.AppKey, fm, at+1, win.Shift(1))
+	}
+	if win.Cover&(1<<4) != 0 {
+		if !fieldmap.Equal(m.CloudletPoolKey, src.CloudletPoolKey) {
+			m.CloudletPoolKey, n = fieldmap.Clone(src.CloudletPoolKey), n+1
+		}
+	} else if win.Below&(1<<4) != 0 && (m.CloudletPoolKey != nil || src.CloudletPoolKey != nil) {
+		if m.CloudletPoolKey == nil {
+			m.CloudletPoolKey, n = new(edgeproto.CloudletPoolKey), n+1
+		}
+		n += _File_edgekit_rm_v1_report_proto_CloudletPoolKey15gm1uo_copyInAt(m.CloudletPoolKey, src.CloudletPoolKey, fm, at+5, win.Shift(5))
+	}
+	if win.Cover&(1<<7) != 0 && m.Name != src.Name {
+		m.Name, n = src.Name, n+1
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_AppKey2ii4cv_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_rm_v1_report_proto_AppKey2ii4cv_copyInAt(m, src *edgeproto.AppKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.AppKey)
+	}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization, n = src.Organization, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name, n = src.Name, n+1
+	}
+	if win.Cover&(1<<2) != 0 && m.Version != src.Version {
+		m.Version, n = src.Version, n+1
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_CloudletPoolKey15gm1uo_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_rm_v1_report_proto_CloudletPoolKey15gm1uo_copyInAt(m, src *edgeproto.CloudletPoolKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.CloudletPoolKey)
+	}
+	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
+		m.Organization, n = src.Organization, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name, n = src.Name, n+1
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_SecurityRule1h6m1oh_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_rm_v1_report_proto_SecurityRule1h6m1oh_copyInAt(m, src *edgeproto.SecurityRule, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.SecurityRule)
+	}
+	if win.Cover&(1<<0) != 0 && m.Protocol != src.Protocol {
+		m.Protocol, n = src.Protocol, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.PortRangeMin != src.PortRangeMin {
+		m.PortRangeMin, n = src.PortRangeMin, n+1
+	}
+	if win.Cover&(1<<2) != 0 && m.PortRangeMax != src.PortRangeMax {
+		m.PortRangeMax, n = src.PortRangeMax, n+1
+	}
+	if win.Cover&(1<<3) != 0 && m.RemoteCidr != src.RemoteCidr {
+		m.RemoteCidr, n = src.RemoteCidr, n+1
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_copyInAt(m, src *edgeproto.TrustPolicyExceptionInstance, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.TrustPolicyExceptionInstance)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !fieldmap.Equal(m.AppInstKey, src.AppInstKey) {
+			m.AppInstKey, n = fieldmap.Clone(src.AppInstKey), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.AppInstKey != nil || src.AppInstKey != nil) {
+		if m.AppInstKey == nil {
+			m.AppInstKey, n = new(edgeproto.AppInstKey), n+1
+		}
+		n += _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m.AppInstKey, src.AppInstKey, fm, at+1, win.Shift(1))
+	}
+	if win.Cover&(1<<3) != 0 {
+		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+			m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
+		}
+	} else if win.Below&(1<<3) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
+		if m.CloudletKey == nil {
+			m.CloudletKey, n = new(edgeproto.CloudletKey), n+1
+		}
+		n += _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+4, win.Shift(4))
+	}
+	if win.Cover&(1<<6) != 0 && m.State != src.State {
+		m.State, n = src.State, n+1
+	}
+	if (win.Cover|win.Below)&(1<<7) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+7), &m.Errors, src.Errors)
+	}
+	if win.Cover&(1<<8) != 0 {
+		if !fieldmap.Equal(m.ClusterKey, src.ClusterKey) {
+			m.ClusterKey, n = fieldmap.Clone(src.ClusterKey), n+1
+		}
+	} else if win.Below&(1<<8) != 0 && (m.ClusterKey != nil || src.ClusterKey != nil) {
+		if m.ClusterKey == nil {
+			m.ClusterKey, n = new(edgeproto.ClusterKey), n+1
+		}
+		n += _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m.ClusterKey, src.ClusterKey, fm, at+9, win.Shift(9))
+	}
+	return n
+}
+
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ReportInfoResponse) CopyInFields(src *ReportInfoResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ReportInfoResponse_fieldSchema); m != nil && b != nil {
@@ -1268,6 +1549,11 @@ func (m *ReportInfoRequest) ValidateEnums() error {
 			return err
 		}
 	}
+	if x, ok := m.Info.(*ReportInfoRequest_TrustPolicyException); ok {
+		if err := fieldmap.ValidateEnumsAt(x.TrustPolicyException, "edgekit.rm.v1.ReportInfoRequest", "trust_policy_exception"); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -1303,6 +1589,9 @@ func (m *ReportInfoRequest) Redact() {
 	}
 	if x, ok := m.Info.(*ReportInfoRequest_AppInstInfo); ok {
 		fieldmap.Redact(x.AppInstInfo)
+	}
+	if x, ok := m.Info.(*ReportInfoRequest_TrustPolicyException); ok {
+		fieldmap.Redact(x.TrustPolicyException)
 	}
 }
 
