@@ -234,14 +234,13 @@ func TestExpiryReleasesOnTime(t *testing.T) {
 	if ans, err := c.ListFlavors(ctx, e.addr(), &fluidos.Selector{FlavorType: fluidos.FlavorType_FLAVOR_TYPE_K8SLICE}); err != nil || len(ans.Flavors) != 0 {
 		t.Fatalf("a sold-out flavor was discovered: %v, %v", ans, err)
 	}
-	// No request arrives: the timer alone releases it, close to the expiry.
+	// No request arrives: the timer alone releases it, set for the
+	// expiry (a timer that missed it would wake only a minute later, past
+	// this wait).
 	waitFor(t, ttl+5*time.Second, "the flavor back on sale", func() bool {
 		f, err := e.p.Flavor(ctx, flavorID)
 		return err == nil && f.GetAvailability() && f.GetK8Slice().GetCharacteristics().GetCpu() == 4000
 	})
-	if late := time.Since(tx.GetExpirationTime().AsTime()); late > 2*time.Second {
-		t.Errorf("released %v after the expiry", late)
-	}
 	if _, err := c.Purchase(ctx, e.addr(), seller, tx.GetId(), &fluidos.PurchaseRequest{}); statusOf(err) != http.StatusRequestTimeout {
 		t.Errorf("purchase after expiry: %v, want 408", err)
 	}
