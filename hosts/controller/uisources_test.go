@@ -84,8 +84,9 @@ func TestStatusPageObjectDetailAndHistory(t *testing.T) {
 	uitest.Run(t, rec, w.env.Controller.UISources()...)
 
 	site2Key := cloudletKey(site2)
-	cl := rec.Wait(t, "Cloudlet", site2Key, 10*time.Second, "READY with a usage", func(r ui.Row, found bool) bool {
-		return found && r.State == "READY" && len(r.Usage) > 0
+	// Its quotas give a usage row before its Info arrives: wait for both.
+	cl := rec.Wait(t, "Cloudlet", site2Key, 10*time.Second, "READY with a usage and its Info", func(r ui.Row, found bool) bool {
+		return found && r.State == "READY" && len(r.Usage) > 0 && r.Detail != nil && len(r.Detail.Info) > 0
 	})
 	if cl.Location == nil || cl.Location.Latitude != 48.85 || cl.Location.Longitude != 2.35 {
 		t.Errorf("site2's location %+v, want 48.85, 2.35", cl.Location)
@@ -99,7 +100,7 @@ func TestStatusPageObjectDetailAndHistory(t *testing.T) {
 	if vcpus == nil || vcpus.Quota != 40 {
 		t.Errorf("site2's usage %+v: want vCPUs against the quota 40", cl.Usage)
 	}
-	if cl.Detail == nil || !strings.Contains(string(cl.Detail.Fields), "site2") || cl.Detail.Info == nil {
+	if cl.Detail == nil || !strings.Contains(string(cl.Detail.Fields), "site2") || len(cl.Detail.Info) == 0 {
 		t.Errorf("site2's detail %+v: want its fields and Info", cl.Detail)
 	}
 	appRow := rec.Wait(t, "App", (&edgeproto.App{Key: w.app}).GetKeyString(), 10*time.Second, "with its secret cleared", func(r ui.Row, found bool) bool {
