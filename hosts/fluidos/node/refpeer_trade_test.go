@@ -146,6 +146,12 @@ func TestContractsOfTwoSellersWithOneIDAreBothHeld(t *testing.T) {
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "provider-a/"+name) || !strings.Contains(err.Error(), "provider-b/"+name) {
 		t.Fatalf("the bare id %s names two contracts: want InvalidArgument naming both, got %v", name, err)
 	}
+	if _, err := alice.Contracts().ReleaseContract(ctx, &fluidos.ReleaseContractRequest{Id: name}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("releasing the bare id %s: want InvalidArgument, got %v", name, err)
+	}
+	if _, err := alice.Allocations().GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: "a-" + name}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("the allocation a-%s: want InvalidArgument, got %v", name, err)
+	}
 
 	// The keeper renews each contract at its seller, under the seller's id.
 	for _, s := range []*fluidos.Solver{first, second} {
