@@ -55,9 +55,16 @@ func (c *Consumer) followed(ctx context.Context, ct *fluidos.Contract, addr stri
 // has no release route (a reference FLUIDOS node, which answered 404 on
 // its contract routes) is not changed: the error (ErrNoReleaseRoute) says
 // so and when the contract ends.
+//
+// contractID is the id this node keeps the contract under (BoughtID), or
+// the seller's own id when it names one contract bought (ResolveBought).
 func (c *Consumer) ReleaseBought(ctx context.Context, contractID, reason string) (*fluidos.Allocation, error) {
 	if reason == "" {
 		reason = "released by its buyer"
+	}
+	contractID, err := c.ResolveBought(ctx, contractID)
+	if err != nil {
+		return nil, err
 	}
 	a, _, err := c.boughtAllocs.Modify(ctx, provider.AllocationID(contractID), func(cur *fluidos.Allocation) (bool, error) {
 		if cur.GetReleaseRequested() || provider.Ended(cur) {
@@ -184,9 +191,9 @@ func (c *Consumer) follow(ctx context.Context, a *fluidos.Allocation) time.Durat
 		err  error
 	)
 	if a.GetReleaseRequested() {
-		view, err = c.cfg.Client.ReleaseContract(rctx, seller.GetIp(), seller.GetNodeId(), a.GetContractId(), a.GetReleaseReason())
+		view, err = c.cfg.Client.ReleaseContract(rctx, seller.GetIp(), seller.GetNodeId(), sellerIDOf(a), a.GetReleaseReason())
 	} else {
-		view, err = c.cfg.Client.RenewContract(rctx, seller.GetIp(), seller.GetNodeId(), a.GetContractId())
+		view, err = c.cfg.Client.RenewContract(rctx, seller.GetIp(), seller.GetNodeId(), sellerIDOf(a))
 	}
 	var se *rear.StatusError
 	switch {
@@ -215,6 +222,9 @@ func (c *Consumer) follow(ctx context.Context, a *fluidos.Allocation) time.Durat
 		})
 		return c.cfg.PollInterval
 	}
+	// The seller names the contract and allocation by its own ids: this
+	// node keeps them under its own (BoughtID).
+	view.ContractId, view.Id = a.GetContractId(), a.GetId()
 	if provider.Ended(view) {
 		// The contract first: once the allocation reads ended, so does it.
 		view.ReleaseRequested = true

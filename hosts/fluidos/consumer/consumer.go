@@ -148,6 +148,10 @@ func (c *Consumer) Start(ctx context.Context) error {
 	c.mu.Lock()
 	c.ctx = ctx
 	c.mu.Unlock()
+	if err := c.rekey(ctx); err != nil && ctx.Err() == nil {
+		// What is not re-stored is still followed under its old id.
+		c.log.ErrorContext(ctx, "re-storing contracts bought under their seller's id", "err", err)
+	}
 	c.wg.Go(func() { c.keep(ctx) })
 	solvers, _, err := c.solvers.List(ctx)
 	if err != nil {

@@ -58,6 +58,14 @@
 //
 // # What was bought
 //
+// A contract bought is kept under BoughtID, its seller's node id and the
+// seller's contract id ("<seller>/<contract>"), as sellers name their
+// contracts independently; its allocation is "a-" and that id. The seller
+// is always asked under its own id (SellerContractID). ResolveBought
+// accepts the seller's bare id when it names one contract bought. Start
+// first re-stores the records an earlier version kept under the seller's
+// id alone.
+//
 // Every contract bought gets an Allocation of kind BoughtAllocation,
 // which the keeper (run by Start) keeps up to date with what its seller
 // reports over edgekit's REAR routes (rear.RouteContractRenew): asked

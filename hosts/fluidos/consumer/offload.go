@@ -15,12 +15,20 @@ import (
 // can run instances on now.
 var ErrNoSlice = errors.New("no usable slice")
 
-// Slice is the K8Slice this node bought with contract cid, as its seller's
+// Slice is the K8Slice this node bought with contract cid (its BoughtID,
+// or the seller's id when it names one contract bought), as its seller's
 // credentials name it, when it is in use (ACTIVE or DEGRADED).
 func (c *Consumer) Slice(ctx context.Context, cid string) (rear.Slice, error) {
-	a, _, err := c.boughtAllocs.Get(ctx, provider.AllocationID(cid))
+	local, err := c.ResolveBought(ctx, cid)
 	if errors.Is(err, store.ErrNotFound) {
 		return rear.Slice{}, fmt.Errorf("%w: this node bought no contract %q", ErrNoSlice, cid)
+	}
+	if err != nil {
+		return rear.Slice{}, err
+	}
+	a, _, err := c.boughtAllocs.Get(ctx, provider.AllocationID(local))
+	if errors.Is(err, store.ErrNotFound) {
+		return rear.Slice{}, fmt.Errorf("%w: contract %q has no allocation", ErrNoSlice, cid)
 	}
 	if err != nil {
 		return rear.Slice{}, err

@@ -190,6 +190,9 @@ func (c *Consumer) purchase(ctx context.Context, s *fluidos.Solver, r *fluidos.R
 		if contract.GetState() == fluidos.ContractState_CONTRACT_STATE_UNSPECIFIED { // nor this
 			contract.State = fluidos.ContractState_CONTRACT_STATE_ACTIVE
 		}
+		// Kept under its seller's identity and the seller's id: two
+		// sellers may name contracts alike.
+		contract.Id = BoughtID(r.GetSeller().GetNodeId(), contract.GetId())
 		if _, perr := c.bought.Create(ctx, contract); errors.Is(perr, store.ErrAlreadyExists) {
 			if cerr := c.collision(ctx, contract); cerr != nil {
 				err = &phaseError{phase: "purchase", err: cerr}
@@ -244,10 +247,10 @@ func (c *Consumer) checkBought(ctx context.Context, ct *fluidos.Contract, r *flu
 	return checkContract(ct, tx, r.GetSeller())
 }
 
-// collision is the error of a contract bought whose id is already the id
-// of another contract this node bought (from another seller, or from the
-// same seller for another transaction); nil when the record is this very
-// contract (a purchase resumed).
+// collision is the error of a contract bought whose id (its seller's and
+// the seller's contract id) is already the id of another contract this
+// node bought (from the same seller for another transaction); nil when
+// the record is this very contract (a purchase resumed).
 func (c *Consumer) collision(ctx context.Context, ct *fluidos.Contract) error {
 	old, _, err := c.bought.Get(ctx, ct.GetKeyString())
 	if err != nil {
@@ -257,9 +260,9 @@ func (c *Consumer) collision(ctx context.Context, ct *fluidos.Contract) error {
 		return nil
 	}
 	return fmt.Errorf("%w: seller %s answered with contract %s for transaction %s, the id of the contract bought from %s for transaction %s; the earlier record is kept",
-		ErrContractIDTaken, ct.GetSeller().GetNodeId(), ct.GetId(), ct.GetTransactionId(), old.GetSeller().GetNodeId(), old.GetTransactionId())
+		ErrContractIDTaken, ct.GetSeller().GetNodeId(), SellerContractID(ct.GetId(), ct.GetSeller().GetNodeId()), ct.GetTransactionId(), old.GetSeller().GetNodeId(), old.GetTransactionId())
 }
 
 // ErrContractIDTaken: a seller answered a purchase with a contract id this
-// node already holds for another contract.
+// node already holds for another contract it bought from that seller.
 var ErrContractIDTaken = errors.New("a contract bought reuses the id of another contract bought")

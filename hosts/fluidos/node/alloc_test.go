@@ -66,7 +66,7 @@ func TestSolverAllocatesAServiceAndDeletingItReleasesBothSides(t *testing.T) {
 	if cr := credentials(t, alice, aid); cr.GetUsername() != "alice" || cr.GetPassword() != "open-sesame-1" || !strings.HasPrefix(cr.GetEndpoint(), "http://") {
 		t.Errorf("the buyer's credentials %v", cr)
 	}
-	theirs, err := bob.Allocations().GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: aid})
+	theirs, err := bob.Allocations().GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: nodetest.SoldID(aid)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,13 +84,14 @@ func TestSolverAllocatesAServiceAndDeletingItReleasesBothSides(t *testing.T) {
 	if _, err := alice.Solvers().DeleteSolver(ctx, &fluidos.DeleteSolverRequest{Id: s.GetId()}); err != nil {
 		t.Fatal(err)
 	}
-	bob.WaitAllocation(aid, sold, 20*time.Second, "RELEASED", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
+	bob.WaitAllocation(nodetest.SoldID(aid), sold, 20*time.Second, "RELEASED", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
 	mine := alice.WaitAllocation(aid, bought, 20*time.Second, "RELEASED", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
 	if !strings.Contains(mine.GetReleaseReason(), "was deleted") || mine.GetCredentials() != nil {
 		t.Errorf("the buyer's released allocation: %v", mine)
 	}
-	for who, n := range map[string]*nodetest.Node{"alice": alice, "bob": bob} {
-		c, err := n.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: st.GetContractId()})
+	for who, id := range map[string]string{"alice": st.GetContractId(), "bob": nodetest.SoldID(st.GetContractId())} {
+		n := map[string]*nodetest.Node{"alice": alice, "bob": bob}[who]
+		c, err := n.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,9 +122,9 @@ func TestBuyerThatDisappearsLosesWhatItBought(t *testing.T) {
 	aid := s.GetStatus().GetAllocationId()
 	// Renewed, the contract outlives its lease several times over.
 	time.Sleep(2500 * time.Millisecond)
-	bob.WaitAllocation(aid, sold, time.Second, "still ACTIVE while renewed", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_ACTIVE))
+	bob.WaitAllocation(nodetest.SoldID(aid), sold, time.Second, "still ACTIVE while renewed", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_ACTIVE))
 	alice.Stop()
-	a := bob.WaitAllocation(aid, sold, 20*time.Second, "RELEASED once its buyer is gone", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
+	a := bob.WaitAllocation(nodetest.SoldID(aid), sold, 20*time.Second, "RELEASED once its buyer is gone", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
 	if !strings.Contains(a.GetReleaseReason(), "without a renewal") {
 		t.Errorf("release reason %q", a.GetReleaseReason())
 	}
@@ -149,12 +150,12 @@ func TestReleaseContractFromEitherSide(t *testing.T) {
 	if err != nil || r.GetRole() != bought {
 		t.Fatalf("release by the buyer: %v, %v", r, err)
 	}
-	a := bob.WaitAllocation(one.GetAllocationId(), sold, 20*time.Second, "RELEASED", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
+	a := bob.WaitAllocation(nodetest.SoldID(one.GetAllocationId()), sold, 20*time.Second, "RELEASED", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
 	if a.GetReleaseReason() != "no longer needed" {
 		t.Errorf("reason %q", a.GetReleaseReason())
 	}
 	// ...the seller takes the other back.
-	if r, err = bob.Contracts().ReleaseContract(ctx, &fluidos.ReleaseContractRequest{Id: two.GetContractId()}); err != nil || r.GetRole() != sold {
+	if r, err = bob.Contracts().ReleaseContract(ctx, &fluidos.ReleaseContractRequest{Id: nodetest.SoldID(two.GetContractId())}); err != nil || r.GetRole() != sold {
 		t.Fatalf("release by the seller: %v, %v", r, err)
 	}
 	a = alice.WaitAllocation(two.GetAllocationId(), bought, 20*time.Second, "RELEASED", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
@@ -215,7 +216,7 @@ func TestAllocationThatDoesNotCompleteInTimeIsReleased(t *testing.T) {
 		t.Fatalf("solver ended %v", st)
 	}
 	gate.Release()
-	a := bob.WaitAllocation(st.GetAllocationId(), sold, 20*time.Second, "RELEASED", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
+	a := bob.WaitAllocation(nodetest.SoldID(st.GetAllocationId()), sold, 20*time.Second, "RELEASED", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
 	if !strings.Contains(a.GetReleaseReason(), "did not complete within 500ms") {
 		t.Errorf("release reason %q", a.GetReleaseReason())
 	}

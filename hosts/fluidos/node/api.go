@@ -165,7 +165,8 @@ func statusOf(err error) error {
 		code = codes.AlreadyExists
 	case errors.Is(err, store.ErrConflict):
 		code = codes.Aborted
-	case errors.Is(err, consumer.ErrInvalidSolver), errors.Is(err, fluidos.ErrInvalidSelector), errors.Is(err, errInvalid):
+	case errors.Is(err, consumer.ErrInvalidSolver), errors.Is(err, fluidos.ErrInvalidSelector), errors.Is(err, errInvalid),
+		errors.Is(err, consumer.ErrAmbiguousContract):
 		code = codes.InvalidArgument
 	}
 	return status.Error(code, err.Error())

@@ -152,7 +152,7 @@ func TestEndToEndOnRealProcesses(t *testing.T) {
 		if _, err := alice.Solvers().DeleteSolver(ctx, &fluidos.DeleteSolverRequest{Id: s.GetId()}); err != nil {
 			t.Fatal(err)
 		}
-		bob.WaitAllocation(s.GetStatus().GetAllocationId(), sold, 30*time.Second, "RELEASED", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
+		bob.WaitAllocation(nodetest.SoldID(s.GetStatus().GetAllocationId()), sold, 30*time.Second, "RELEASED", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
 	}
 	fl, err := bob.Flavors().ListFlavors(ctx, &fluidos.ListFlavorsRequest{})
 	if err != nil {

@@ -70,7 +70,7 @@ func TestTwoNodesBuyAK8SliceWithASolver(t *testing.T) {
 	if cr := credentials(t, alice, c.GetId()); cr.GetClusterId() != "bob" {
 		t.Errorf("the buyer did not get the contract's credentials: %v", cr)
 	}
-	sold, err := bob.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: st.GetContractId(), Role: fluidos.ContractRole_CONTRACT_ROLE_SOLD})
+	sold, err := bob.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: nodetest.SoldID(st.GetContractId()), Role: fluidos.ContractRole_CONTRACT_ROLE_SOLD})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func TestAReferenceBuyerKeepsWhatItBoughtPastTheLease(t *testing.T) {
 		t.Fatalf("alice's solver ended %v", s.GetStatus())
 	}
 	alice.Stop()
-	a := bob.WaitAllocation(s.GetStatus().GetAllocationId(), sold, 20*time.Second, "RELEASED once its buyer stopped renewing", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
+	a := bob.WaitAllocation(nodetest.SoldID(s.GetStatus().GetAllocationId()), sold, 20*time.Second, "RELEASED once its buyer stopped renewing", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
 	if !strings.Contains(a.GetReleaseReason(), "without a renewal") {
 		t.Errorf("release reason %q", a.GetReleaseReason())
 	}

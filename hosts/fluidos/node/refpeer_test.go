@@ -7,11 +7,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/fluidos/rear"
 )
 
 // refPeer behaves as the reference node's gateway does (see REAR.md), on
@@ -35,7 +39,15 @@ type refPeer struct {
 	flavor    map[string]any
 	txs       map[string]map[string]any // by transaction ID
 	contracts map[string]bool           // contract names made
+	released  []string                  // contract IDs asked released (ContractRoutes)
 	n         int
+}
+
+// releasedIDs are the contract IDs a buyer asked p to release.
+func (p *refPeer) releasedIDs() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.released)
 }
 
 // refOptions shape a refPeer: the owner of its flavor (default the
@@ -47,6 +59,10 @@ type refOptions struct {
 	Flavor func(map[string]any)
 	// BeforePurchase, if set, runs at the start of every purchase.
 	BeforePurchase func()
+	// ContractRoutes serves edgekit's renewal and release routes for the
+	// contracts it made (which a reference node does not have), so that
+	// a test sees which contract a buyer asks it to release.
+	ContractRoutes bool
 }
 
 func newRefPeer(t *testing.T, o refOptions) *refPeer {
@@ -165,6 +181,30 @@ func newRefPeer(t *testing.T, o refOptions) *refPeer {
 		p.bought.Add(1)
 		_, _ = w.Write(b)
 	})
+	if o.ContractRoutes {
+		answer := func(w http.ResponseWriter, r *http.Request, state fluidos.AllocationState) {
+			id := r.PathValue("contractID")
+			p.mu.Lock()
+			known := p.contracts[id]
+			if known && state != fluidos.AllocationState_ALLOCATION_STATE_ACTIVE {
+				p.released = append(p.released, id)
+			}
+			p.mu.Unlock()
+			if !known {
+				http.Error(w, "no contract "+id, http.StatusNotFound)
+				return
+			}
+			b, _ := rear.MarshalProto(&fluidos.Allocation{Id: "a-" + id, ContractId: id, Seller: &fluidos.NodeIdentity{NodeId: p.owner},
+				Status: &fluidos.AllocationStatus{State: state, Message: "as the test peer says"}})
+			_, _ = w.Write(b)
+		}
+		mux.HandleFunc("POST "+rear.RouteContractRenew, func(w http.ResponseWriter, r *http.Request) {
+			answer(w, r, fluidos.AllocationState_ALLOCATION_STATE_ACTIVE)
+		})
+		mux.HandleFunc("POST "+rear.RouteContractRelease, func(w http.ResponseWriter, r *http.Request) {
+			answer(w, r, fluidos.AllocationState_ALLOCATION_STATE_RELEASED)
+		})
+	}
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	p.addr = strings.TrimPrefix(srv.URL, "http://")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,15 +86,19 @@ func TestBuyerNamesTheReferenceRefusingASecondPurchase(t *testing.T) {
 	}
 }
 
-// TestContractsOfTwoSellersWithOneIDDoNotOverwrite: contract IDs are only
-// unique at their seller (a reference node names them after its flavor);
-// a second seller answering with an ID this buyer already holds must not
-// overwrite the first seller's contract.
-func TestContractsOfTwoSellersWithOneIDDoNotOverwrite(t *testing.T) {
+// TestContractsOfTwoSellersWithOneIDAreBothHeld: contract IDs are only
+// unique at their seller (a reference node names them after its flavor).
+// A buyer holds the contracts of two sellers that answer with one ID, each
+// under its seller's identity: both solvers end SOLVED, each contract is
+// shown as its own seller's, the bare ID is refused as ambiguous, and
+// deleting one solver asks only its own seller to release its contract.
+func TestContractsOfTwoSellersWithOneIDAreBothHeld(t *testing.T) {
 	t.Parallel()
 	nw := nodetest.NewNetwork(t)
-	a := newRefPeer(t, refOptions{Owner: "provider-a", FlavorID: "fluidos.eu-k8slice-aaaa", ContractName: "contract-k8slice-1a2b"})
-	b := newRefPeer(t, refOptions{Owner: "provider-b", FlavorID: "fluidos.eu-k8slice-bbbb", ContractName: "contract-k8slice-1a2b"})
+	const name = "contract-k8slice-1a2b"
+	a := newRefPeer(t, refOptions{Owner: "provider-a", FlavorID: "fluidos.eu-k8slice-aaaa", ContractName: name, ContractRoutes: true})
+	b := newRefPeer(t, refOptions{Owner: "provider-b", FlavorID: "fluidos.eu-k8slice-bbbb", ContractName: name, ContractRoutes: true})
+	peers := map[string]*refPeer{"provider-a": a, "provider-b": b}
 	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), InsecureREAR: true, Peers: []string{a.addr, b.addr}})
 	ctx := ctxT(t)
 	solve := func() *fluidos.Solver {
@@ -104,31 +109,75 @@ func TestContractsOfTwoSellersWithOneIDDoNotOverwrite(t *testing.T) {
 		return alice.WaitSolver(created.GetSolver().GetId(), 30*time.Second)
 	}
 	first := solve()
-	if first.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_SOLVED {
-		t.Fatalf("first solver: %v", first.GetStatus())
-	}
-	got, err := alice.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: first.GetStatus().GetContractId()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	firstSeller := got.GetContract().GetSeller().GetNodeId()
 	second := solve() // the first seller's flavor is sold: the other seller's
 	if n := a.bought.Load() + b.bought.Load(); n != 2 {
 		t.Fatalf("the sellers sold %d contracts, want 2 (second solver: %v)", n, second.GetStatus())
 	}
-	got, err = alice.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: first.GetStatus().GetContractId()})
+	sellerOf := map[string]string{} // solver -> seller
+	for _, s := range []*fluidos.Solver{first, second} {
+		if s.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_SOLVED {
+			t.Fatalf("solver %s: %v", s.GetId(), s.GetStatus())
+		}
+		got, err := alice.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: s.GetStatus().GetContractId()})
+		if err != nil {
+			t.Fatalf("solver %s's contract %s: %v", s.GetId(), s.GetStatus().GetContractId(), err)
+		}
+		ct := got.GetContract()
+		seller := ct.GetSeller().GetNodeId()
+		if want := seller + "/" + name; ct.GetId() != want || s.GetStatus().GetContractId() != want {
+			t.Fatalf("solver %s holds contract %s (record %s), want %s", s.GetId(), s.GetStatus().GetContractId(), ct.GetId(), want)
+		}
+		if !strings.HasPrefix(ct.GetTransactionId(), "tx-"+seller+"-") {
+			t.Fatalf("contract %s holds transaction %s, not one of %s", ct.GetId(), ct.GetTransactionId(), seller)
+		}
+		sellerOf[s.GetId()] = seller
+	}
+	if sellerOf[first.GetId()] == sellerOf[second.GetId()] {
+		t.Fatalf("both solvers bought from %s", sellerOf[first.GetId()])
+	}
+	cs, err := alice.Contracts().ListContracts(ctx, &fluidos.ListContractsRequest{Role: fluidos.ContractRole_CONTRACT_ROLE_BOUGHT})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := got.GetContract().GetSeller().GetNodeId(); s != firstSeller || got.GetContract().GetTransactionId() == "" ||
-		!strings.HasPrefix(got.GetContract().GetTransactionId(), "tx-"+firstSeller) {
-		t.Fatalf("the first solver's contract was overwritten: seller %s, transaction %s, want %s's", s, got.GetContract().GetTransactionId(), firstSeller)
+	if n := len(cs.GetContracts()); n != 2 {
+		t.Fatalf("alice lists %d contracts bought, want 2: %v", n, cs.GetContracts())
 	}
-	if second.GetStatus().GetSolverPhase() == fluidos.Phase_PHASE_SOLVED && second.GetStatus().GetContractId() == first.GetStatus().GetContractId() {
-		t.Fatalf("two solvers claim one contract record: %v", second.GetStatus())
+	_, err = alice.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: name})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "provider-a/"+name) || !strings.Contains(err.Error(), "provider-b/"+name) {
+		t.Fatalf("the bare id %s names two contracts: want InvalidArgument naming both, got %v", name, err)
 	}
-	if !strings.Contains(second.GetStatus().GetMessage(), "reuses the id") && second.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_SOLVED {
-		t.Fatalf("second solver: %v", second.GetStatus())
+	if _, err := alice.Contracts().ReleaseContract(ctx, &fluidos.ReleaseContractRequest{Id: name}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("releasing the bare id %s: want InvalidArgument, got %v", name, err)
+	}
+	if _, err := alice.Allocations().GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: "a-" + name}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("the allocation a-%s: want InvalidArgument, got %v", name, err)
+	}
+
+	// The keeper renews each contract at its seller, under the seller's id.
+	for _, s := range []*fluidos.Solver{first, second} {
+		alice.WaitAllocation("a-"+s.GetStatus().GetContractId(), fluidos.ContractRole_CONTRACT_ROLE_BOUGHT, 30*time.Second, "ACTIVE",
+			nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_ACTIVE))
+	}
+
+	// Deleting the first solver releases its contract at its seller only.
+	if _, err := alice.Solvers().DeleteSolver(ctx, &fluidos.DeleteSolverRequest{Id: first.GetId()}); err != nil {
+		t.Fatal(err)
+	}
+	mine, other := peers[sellerOf[first.GetId()]], peers[sellerOf[second.GetId()]]
+	alice.WaitAllocation("a-"+first.GetStatus().GetContractId(), fluidos.ContractRole_CONTRACT_ROLE_BOUGHT, 30*time.Second, "RELEASED",
+		nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
+	if got := mine.releasedIDs(); !slices.Equal(got, []string{name}) {
+		t.Fatalf("%s was asked to release %v, want [%s]", sellerOf[first.GetId()], got, name)
+	}
+	if got := other.releasedIDs(); len(got) != 0 {
+		t.Fatalf("deleting solver %s asked %s, the other solver's seller, to release %v", first.GetId(), sellerOf[second.GetId()], got)
+	}
+	kept, err := alice.Allocations().GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: "a-" + second.GetStatus().GetContractId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if al := kept.GetAllocation(); al.GetReleaseRequested() || al.GetStatus().GetState() != fluidos.AllocationState_ALLOCATION_STATE_ACTIVE {
+		t.Fatalf("the second solver's allocation: %v", al)
 	}
 }
 

@@ -121,7 +121,7 @@ func TestReleasedContractsLeaveNoSecretInEitherStore(t *testing.T) {
 			t.Fatalf("the buyer got no credentials for %s", st.GetContractId())
 		}
 		// The seller's API hands over none of its buyer's credentials.
-		if _, err := bob.Allocations().GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: st.GetContractId()}); status.Code(err) != codes.PermissionDenied {
+		if _, err := bob.Allocations().GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: nodetest.SoldID(st.GetContractId())}); status.Code(err) != codes.PermissionDenied {
 			t.Errorf("the seller asked for its buyer's credentials: %v, want PermissionDenied", err)
 		}
 		secrets = append(secrets, got...)
@@ -137,13 +137,13 @@ func TestReleasedContractsLeaveNoSecretInEitherStore(t *testing.T) {
 	if _, err := alice.Contracts().ReleaseContract(ctx, &fluidos.ReleaseContractRequest{Id: contracts[0], Role: bought}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bob.Contracts().ReleaseContract(ctx, &fluidos.ReleaseContractRequest{Id: contracts[1], Role: sold, Reason: "taken back"}); err != nil {
+	if _, err := bob.Contracts().ReleaseContract(ctx, &fluidos.ReleaseContractRequest{Id: nodetest.SoldID(contracts[1]), Role: sold, Reason: "taken back"}); err != nil {
 		t.Fatal(err)
 	}
 	released := nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED)
 	for _, c := range contracts {
 		aid := provider.AllocationID(c)
-		bob.WaitAllocation(aid, sold, 30*time.Second, "RELEASED", released)
+		bob.WaitAllocation(nodetest.SoldID(aid), sold, 30*time.Second, "RELEASED", released)
 		alice.WaitAllocation(aid, bought, 30*time.Second, "RELEASED", released)
 	}
 	// The buyer forgets once it hears of the end: wait for its records to
@@ -170,6 +170,9 @@ func TestReleasedContractsLeaveNoSecretInEitherStore(t *testing.T) {
 	// parties, flavor and price, on both sides.
 	for _, n := range []*nodetest.Node{alice, bob} {
 		for _, c := range contracts {
+			if n == bob {
+				c = nodetest.SoldID(c)
+			}
 			got, err := n.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: c})
 			if err != nil {
 				t.Fatal(err)

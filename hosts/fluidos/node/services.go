@@ -250,7 +250,11 @@ func (s *services) DeleteServiceBlueprint(ctx context.Context, req *fluidos.Dele
 func (s *services) GetContract(ctx context.Context, req *fluidos.GetContractRequest) (*fluidos.GetContractResponse, error) {
 	role := req.GetRole()
 	if role != fluidos.ContractRole_CONTRACT_ROLE_SOLD {
-		c, _, err := s.n.Consumer.BoughtContracts().Get(ctx, req.GetId())
+		id, err := s.n.Consumer.ResolveBought(ctx, req.GetId())
+		var c *fluidos.Contract
+		if err == nil {
+			c, _, err = s.n.Consumer.BoughtContracts().Get(ctx, id)
+		}
 		if err == nil {
 			return &fluidos.GetContractResponse{Contract: c, Role: fluidos.ContractRole_CONTRACT_ROLE_BOUGHT}, nil
 		}
@@ -342,11 +346,24 @@ func (sd side) show(a *fluidos.Allocation) *fluidos.Allocation {
 	return a
 }
 
-// find is the allocation id on the first side that has it.
+// find is the allocation id on the first side that has it. A bought
+// allocation is a-<seller>/<contract>, or a-<contract> when that names one
+// contract bought (consumer.ResolveBought).
 func (s *services) find(ctx context.Context, id string, role fluidos.ContractRole) (*fluidos.Allocation, int64, side, error) {
 	sides := s.sides(role)
 	for i, sd := range sides {
-		a, rev, err := sd.kind.Get(ctx, id)
+		key := id
+		if cid, ok := strings.CutPrefix(id, "a-"); ok && sd.role == fluidos.ContractRole_CONTRACT_ROLE_BOUGHT {
+			// A bought allocation may be named by its seller's contract id.
+			local, err := s.n.Consumer.ResolveBought(ctx, cid)
+			switch {
+			case err == nil:
+				key = provider.AllocationID(local)
+			case !errors.Is(err, store.ErrNotFound):
+				return nil, 0, side{}, err
+			}
+		}
+		a, rev, err := sd.kind.Get(ctx, key)
 		if err == nil {
 			return a, rev, sd, nil
 		}
@@ -366,6 +383,11 @@ func (s *services) GetCredentials(ctx context.Context, req *fluidos.GetCredentia
 		return nil, invalid("id: want an allocation's (a-<contract>) or a contract's")
 	}
 	contract := strings.TrimPrefix(id, "a-")
+	if local, err := s.n.Consumer.ResolveBought(ctx, contract); err == nil {
+		contract = local
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
 	a, _, aerr := s.n.Consumer.BoughtAllocations().Get(ctx, provider.AllocationID(contract))
 	state := func() string { return strings.TrimPrefix(a.GetStatus().GetState().String(), "ALLOCATION_STATE_") }
 	switch {

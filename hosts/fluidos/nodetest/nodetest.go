@@ -13,6 +13,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -295,4 +296,17 @@ func (n *Node) WaitSolver(id string, d time.Duration) *fluidos.Solver {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// SoldID is the id under which a seller knows a contract ("c-...") or an
+// allocation ("a-c-...") that its buyer keeps under the seller's identity
+// ("<seller>/c-..." and "a-<seller>/c-...", consumer.BoughtID).
+func SoldID(id string) string {
+	if a, ok := strings.CutPrefix(id, "a-"); ok {
+		return "a-" + SoldID(a)
+	}
+	if _, own, ok := strings.Cut(id, "/"); ok {
+		return own
+	}
+	return id
 }

@@ -23,10 +23,11 @@ func parseRole(name string) (fluidos.ContractRole, error) {
 	return r, nil
 }
 
-// contractID is the contract id names: a contract's id, or the contract a
-// solver of that name bought.
+// contractID is the contract id names: a contract's id (one this node
+// bought is <seller>/<contract>), or the contract a solver of that name
+// bought.
 func contractID(api apiClients, id string) (string, error) {
-	if strings.HasPrefix(id, "c-") {
+	if isContractID(id) {
 		return id, nil
 	}
 	s, err := api.solvers.GetSolver(api.ctx, &fluidos.GetSolverRequest{Id: id})
@@ -39,9 +40,16 @@ func contractID(api apiClients, id string) (string, error) {
 	return "", fmt.Errorf("solver %s bought nothing (%s)", id, s.GetSolver().GetStatus().GetMessage())
 }
 
+// isContractID reports whether id is a contract's rather than a solver's
+// name: edgekit sellers name contracts c-..., and this node keeps those it
+// bought under <seller>/<contract>.
+func isContractID(id string) bool {
+	return strings.HasPrefix(id, "c-") || (strings.Contains(id, "/") && !strings.HasPrefix(id, "a-"))
+}
+
 // allocationID accepts an allocation's id or its contract's.
 func allocationID(id string) string {
-	if strings.HasPrefix(id, "c-") {
+	if isContractID(id) {
 		return "a-" + id
 	}
 	return id

@@ -72,7 +72,9 @@ func TestOnlyShowCredentialsShowsSecrets(t *testing.T) {
 	if out, _, err := run(t, nw, alice, "show", "credentials", "slice-1", "-o", "yaml"); err != nil || !strings.Contains(out, "token:") {
 		t.Errorf("show credentials of the slice (%v): its token expected:\n%s", err, out)
 	}
-	if _, _, err := run(t, nw, bob, "show", "credentials", kvContract); err == nil || !strings.Contains(err.Error(), "PermissionDenied") {
+	// The seller knows the contracts by its own ids.
+	soldKV, soldSlice := nodetest.SoldID(kvContract), nodetest.SoldID(sliceContract)
+	if _, _, err := run(t, nw, bob, "show", "credentials", soldKV); err == nil || !strings.Contains(err.Error(), "PermissionDenied") {
 		t.Errorf("the seller's show credentials: %v, want PermissionDenied", err)
 	}
 
@@ -87,10 +89,10 @@ func TestOnlyShowCredentialsShowsSecrets(t *testing.T) {
 			{"watch", "solver", "kv-1"}, {"watch", "solver", "slice-1"}, {"watch", "allocation", kvContract, "--timeout", "2s"},
 		},
 		bob: {
-			{"show", "contracts"}, {"show", "contract", kvContract}, {"show", "contract", sliceContract},
-			{"show", "allocations"}, {"show", "allocation", kvContract}, {"show", "allocation", sliceContract},
+			{"show", "contracts"}, {"show", "contract", soldKV}, {"show", "contract", soldSlice},
+			{"show", "allocations"}, {"show", "allocation", soldKV}, {"show", "allocation", soldSlice},
 			{"show", "flavors"}, {"show", "blueprints"}, {"show", "blueprint", "kv"}, {"show", "solvers"}, {"show", "node"},
-			{"watch", "allocation", sliceContract, "--timeout", "2s"},
+			{"watch", "allocation", soldSlice, "--timeout", "2s"},
 		},
 	}
 	for n, cmds := range shows {

@@ -156,7 +156,7 @@ func TestK8SliceIsANamespaceWithItsOwnKubeconfig(t *testing.T) {
 	// Neither node's etcd holds the token in clear.
 	noTokenAtRest(t, ctx, token, alice, bob)
 	// bob's API shows alice's credentials to nobody.
-	soldView, err := bob.Allocations().GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: aid, Role: fluidos.ContractRole_CONTRACT_ROLE_SOLD})
+	soldView, err := bob.Allocations().GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: nodetest.SoldID(aid), Role: fluidos.ContractRole_CONTRACT_ROLE_SOLD})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestK8SliceIsANamespaceWithItsOwnKubeconfig(t *testing.T) {
 
 	// bob restarts: the slice, its workloads and alice's kubeconfig stay.
 	bob.Restart()
-	bob.WaitAllocation(aid, fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "ACTIVE after the restart",
+	bob.WaitAllocation(nodetest.SoldID(aid), fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "ACTIVE after the restart",
 		nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_ACTIVE))
 	dep, err := tenant.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 	if err != nil || dep.Status.AvailableReplicas != 2 {
@@ -232,7 +232,7 @@ func TestK8SliceIsANamespaceWithItsOwnKubeconfig(t *testing.T) {
 	if _, err := alice.Contracts().ReleaseContract(ctx, &fluidos.ReleaseContractRequest{Id: st.GetContractId()}); err != nil {
 		t.Fatal(err)
 	}
-	bob.WaitAllocation(aid, fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "RELEASED",
+	bob.WaitAllocation(nodetest.SoldID(aid), fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "RELEASED",
 		nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
 	if err := slicetest.WaitUnauthorized(ctx, tenant, ns); err != nil {
 		t.Fatalf("alice's kubeconfig after the release: %v", err)
@@ -244,7 +244,7 @@ func TestK8SliceIsANamespaceWithItsOwnKubeconfig(t *testing.T) {
 		t.Error("bob logged the slice's token")
 	}
 	// The secrets were dropped with the contract.
-	if a, _, err := bob.Running().Node.Provider.Allocations().Get(ctx, aid); err != nil || a.GetCredentials() != nil {
+	if a, _, err := bob.Running().Node.Provider.Allocations().Get(ctx, nodetest.SoldID(aid)); err != nil || a.GetCredentials() != nil {
 		t.Errorf("bob's allocation after the release keeps credentials (%v), %v", a.GetCredentials() != nil, err)
 	}
 }
