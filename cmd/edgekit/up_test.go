@@ -185,7 +185,7 @@ func TestUpTourAndCleanShutdown(t *testing.T) {
 	}
 	// The status page shows the contract the tour bought, on both nodes.
 	snap := statusSnapshot(t, info)
-	for _, want := range []string{`"kind":"Contract","key":"consumer/c-`, `"kind":"Contract","key":"provider/c-`, `"key":"name=keeper,organization=dev"`} {
+	for _, want := range []string{`"kind":"Contract","key":"consumer/provider/c-`, `"kind":"Contract","key":"provider/c-`, `"key":"name=keeper,organization=dev"`} {
 		if !strings.Contains(snap, want) {
 			t.Errorf("the status page lacks %s:\n%s", want, snap)
 		}

@@ -120,7 +120,7 @@ func TestSellerKilledMidAllocationAndMidTeardown(t *testing.T) {
 	bobAllocation := func(conn *grpc.ClientConn) func(ctx context.Context) (*fluidos.Allocation, error) {
 		c := fluidos.NewAllocationServiceClient(conn)
 		return func(ctx context.Context) (*fluidos.Allocation, error) {
-			r, err := c.GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: aid})
+			r, err := c.GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: nodetest.SoldID(aid)})
 			return r.GetAllocation(), err
 		}
 	}
