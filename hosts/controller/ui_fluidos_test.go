@@ -95,10 +95,10 @@ func TestStatusPageShowsFluidosTrades(t *testing.T) {
 	}
 	screenshot(t, bctx, "fluidos")
 	pollText(t, bctx, cell("Contract", "alice/"+contract, ".state"), "ACTIVE", 10*time.Second)
-	pollText(t, bctx, cell("Contract", "bob/"+contract, ":nth-child(4)"), "bob -> alice", 10*time.Second)
+	pollText(t, bctx, cell("Contract", "bob/"+nodetest.SoldID(contract), ":nth-child(4)"), "bob -> alice", 10*time.Second)
 	// Its allocation, provisioned by bob, ACTIVE on both sides.
 	pollText(t, bctx, cell("Allocation", "alice/a-"+contract, ".state"), "ACTIVE", 10*time.Second)
-	pollText(t, bctx, cell("Allocation", "bob/a-"+contract, ".state"), "ACTIVE", 10*time.Second)
+	pollText(t, bctx, cell("Allocation", "bob/a-"+nodetest.SoldID(contract), ".state"), "ACTIVE", 10*time.Second)
 	t.Logf("the page showed the contract %v after the API did", time.Since(start).Round(time.Millisecond))
 
 	// A deleted solver leaves the page.
@@ -111,7 +111,7 @@ func TestStatusPageShowsFluidosTrades(t *testing.T) {
 		t.Fatal(err)
 	}
 	pollText(t, bctx, cell("Contract", "alice/"+contract, ".state"), "RELEASED", 20*time.Second)
-	pollText(t, bctx, cell("Contract", "bob/"+contract, ".state"), "RELEASED", 20*time.Second)
+	pollText(t, bctx, cell("Contract", "bob/"+nodetest.SoldID(contract), ".state"), "RELEASED", 20*time.Second)
 
 	html := pageHTML(t, bctx)
 	if strings.Contains(html, "planted-password-5521") {

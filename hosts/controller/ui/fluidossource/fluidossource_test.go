@@ -60,11 +60,14 @@ func TestContractRowsShowTheirState(t *testing.T) {
 		t.Fatalf("solver buy ended %v", s.GetStatus())
 	}
 	contract := s.GetStatus().GetContractId()
+	// Each side knows the contract by its own id: the buyer by seller and
+	// id, the seller by its id.
+	ids := map[string]string{"alice": contract, "bob": nodetest.SoldID(contract)}
 	inState := func(state string) func(ui.Row, bool) bool {
 		return func(r ui.Row, found bool) bool { return found && r.State == state }
 	}
 	for _, side := range []string{"alice", "bob"} {
-		rec.Wait(t, "Contract", side+"/"+contract, 10*time.Second, "ACTIVE", inState("ACTIVE"))
+		rec.Wait(t, "Contract", side+"/"+ids[side], 10*time.Second, "ACTIVE", inState("ACTIVE"))
 	}
 	// The solver's row shows its pipeline: each phase, in order, with its
 	// state.
@@ -82,8 +85,8 @@ func TestContractRowsShowTheirState(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, side := range []string{"alice", "bob"} {
-		row := rec.Wait(t, "Contract", side+"/"+contract, 20*time.Second, "RELEASED", inState("RELEASED"))
-		c, err := map[string]*nodetest.Node{"alice": alice, "bob": bob}[side].Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: contract})
+		row := rec.Wait(t, "Contract", side+"/"+ids[side], 20*time.Second, "RELEASED", inState("RELEASED"))
+		c, err := map[string]*nodetest.Node{"alice": alice, "bob": bob}[side].Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: ids[side]})
 		if err != nil {
 			t.Fatal(err)
 		}

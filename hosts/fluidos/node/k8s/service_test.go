@@ -104,11 +104,11 @@ func TestReferenceFormatServiceOnKubernetes(t *testing.T) {
 		t.Fatalf("solver ended %v", st)
 	}
 	aid, contract := st.GetAllocationId(), st.GetContractId()
-	active := bob.WaitAllocation(aid, fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "ACTIVE",
+	active := bob.WaitAllocation(nodetest.SoldID(aid), fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "ACTIVE",
 		nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_ACTIVE))
 	// Health checks keep finding it healthy: no restart.
 	since := active.GetStatus().GetLastHealthyTime().AsTime().Add(time.Second)
-	bob.WaitAllocation(aid, fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "found healthy by later health checks, never restarted",
+	bob.WaitAllocation(nodetest.SoldID(aid), fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "found healthy by later health checks, never restarted",
 		func(a *fluidos.Allocation) bool {
 			s := a.GetStatus()
 			if s.GetRestarts() != 0 || s.GetState() != fluidos.AllocationState_ALLOCATION_STATE_ACTIVE {
@@ -133,7 +133,7 @@ func TestReferenceFormatServiceOnKubernetes(t *testing.T) {
 		t.Fatalf("alice's credentials: endpoints %q username %q password same %v database %q",
 			creds.GetEndpoints(), creds.GetUsername(), creds.GetPassword() == password, creds.GetDatabase())
 	}
-	soldView, err := bob.Allocations().GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: aid, Role: fluidos.ContractRole_CONTRACT_ROLE_SOLD})
+	soldView, err := bob.Allocations().GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: nodetest.SoldID(aid), Role: fluidos.ContractRole_CONTRACT_ROLE_SOLD})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestReferenceFormatServiceOnKubernetes(t *testing.T) {
 	// What the cluster holds: the blueprint's objects in the contract's
 	// namespace, labelled with the contract, the password unchanged, the
 	// Deployment available.
-	sel := metav1.ListOptions{LabelSelector: allocator.LabelContract + "=" + contract}
+	sel := metav1.ListOptions{LabelSelector: allocator.LabelContract + "=" + nodetest.SoldID(contract)}
 	secrets, err := admin.CoreV1().Secrets(ns).List(ctx, sel)
 	if err != nil || len(secrets.Items) != 1 || secrets.Items[0].Name != "db-credentials" {
 		t.Fatalf("secrets of the contract in %s: %v, %v", ns, secrets, err)
@@ -169,7 +169,7 @@ func TestReferenceFormatServiceOnKubernetes(t *testing.T) {
 	if _, err := alice.Contracts().ReleaseContract(ctx, &fluidos.ReleaseContractRequest{Id: contract}); err != nil {
 		t.Fatal(err)
 	}
-	bob.WaitAllocation(aid, fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "RELEASED",
+	bob.WaitAllocation(nodetest.SoldID(aid), fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "RELEASED",
 		nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
 	if _, err := admin.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the service's namespace after the release: %v, want not found", err)
