@@ -78,7 +78,8 @@ type appRec struct {
 	power    edgeproto.PowerState
 	ports    []uint32
 	reboots  int
-	creating bool // a create started and did not finish
+	creating bool              // a create started and did not finish
+	env      map[string]string // the App's environment as the platform gave it to the instance, secrets included
 }
 
 // New returns an empty fake platform.
@@ -156,6 +157,9 @@ type AppInstState struct {
 	Power   edgeproto.PowerState
 	Ports   []uint32
 	Reboots int
+	// Env is the environment the instance was given (secret values
+	// included, as a real platform hands them to its workload).
+	Env map[string]string
 }
 
 // AppInst returns the state of the instance with key, and whether it exists.
@@ -166,7 +170,14 @@ func (p *Platform) AppInst(key string) (AppInstState, bool) {
 	if !ok {
 		return AppInstState{}, false
 	}
-	return AppInstState{Cluster: a.cluster, Power: a.power, Ports: slices.Clone(a.ports), Reboots: a.reboots}, true
+	return AppInstState{Cluster: a.cluster, Power: a.power, Ports: slices.Clone(a.ports), Reboots: a.reboots, Env: maps.Clone(a.env)}, true
+}
+
+// AppInstKeys returns the keys of the instances the fake holds, sorted.
+func (p *Platform) AppInstKeys() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Sorted(maps.Keys(p.apps))
 }
 
 // Usage returns what the clusters of a cloudlet use, per resource.
