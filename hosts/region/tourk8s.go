@@ -51,7 +51,7 @@ func (t *tour) buyOnKubernetes(ctx context.Context) error {
 	defer n.Close()
 	password := strings.ToLower(rand.Text()[:20])
 	t.out.printf("  solver %s on the consumer: a Service tagged %s, user tour, database tour, password chosen at random (not shown)\n", tourDBSolver, KubernetesBlueprint)
-	st, err := t.solve(ctx, n, &fluidos.Solver{Id: tourDBSolver,
+	st, cred, err := t.buyFromKubernetesNode(ctx, n, &fluidos.Solver{Id: tourDBSolver,
 		Selector:      &fluidos.Selector{Filter: &fluidos.Selector_Service{Service: &fluidos.ServiceSelector{Tags: []string{KubernetesBlueprint}}}},
 		FindCandidate: true, ReserveAndBuy: true, EstablishPeering: true,
 		Configuration: &fluidos.Configuration{Spec: &fluidos.Configuration_Service{Service: &fluidos.ServiceConfiguration{
@@ -59,17 +59,6 @@ func (t *tour) buyOnKubernetes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := t.contract(ctx, n, st, KubernetesProvider); err != nil {
-		return err
-	}
-	if err := t.active(ctx, n, st.GetAllocationId()); err != nil {
-		return err
-	}
-	got, err := n.allocations.GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: st.GetAllocationId()})
-	if err != nil {
-		return fmt.Errorf("credentials of allocation %s: %w", st.GetAllocationId(), err)
-	}
-	cred := got.GetCredentials()
 	ns, err := endpointNamespace(cred.GetEndpoints(), 3306)
 	if err != nil {
 		return fmt.Errorf("allocation %s: %w", st.GetAllocationId(), err)
@@ -83,24 +72,14 @@ func (t *tour) buyOnKubernetes(ctx context.Context) error {
 	t.namespaces = append(t.namespaces, ns)
 
 	t.out.printf("  solver %s on the consumer: a K8Slice of %dm CPU, %dMi, %d pods\n", tourSliceSolver, tourSlice.GetCpu(), tourSlice.GetMemory()>>20, tourSlice.GetPods())
-	st, err = t.solve(ctx, n, &fluidos.Solver{Id: tourSliceSolver,
+	st, cred, err = t.buyFromKubernetesNode(ctx, n, &fluidos.Solver{Id: tourSliceSolver,
 		Selector:      &fluidos.Selector{FlavorType: fluidos.FlavorType_FLAVOR_TYPE_K8SLICE},
 		FindCandidate: true, ReserveAndBuy: true, EstablishPeering: true,
 		Configuration: &fluidos.Configuration{Spec: &fluidos.Configuration_K8Slice{K8Slice: tourSlice}}})
 	if err != nil {
 		return err
 	}
-	if _, err := t.contract(ctx, n, st, KubernetesProvider); err != nil {
-		return err
-	}
-	if err := t.active(ctx, n, st.GetAllocationId()); err != nil {
-		return err
-	}
-	got, err = n.allocations.GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: st.GetAllocationId()})
-	if err != nil {
-		return fmt.Errorf("credentials of allocation %s: %w", st.GetAllocationId(), err)
-	}
-	ns, err = kubeconfigNamespace(got.GetCredentials().GetKubeconfig())
+	ns, err = kubeconfigNamespace(cred.GetKubeconfig())
 	if err != nil {
 		return fmt.Errorf("allocation %s: %w", st.GetAllocationId(), err)
 	}
@@ -108,6 +87,28 @@ func (t *tour) buyOnKubernetes(ctx context.Context) error {
 		st.GetAllocationId(), ns, st.GetAllocationId())
 	t.namespaces = append(t.namespaces, ns)
 	return nil
+}
+
+// buyFromKubernetesNode runs solver s on the consumer node n, checks that
+// KubernetesProvider sold what it bought and that its allocation is
+// ACTIVE, and returns the solver's status and the credentials handed
+// over (secrets the caller must not print).
+func (t *tour) buyFromKubernetesNode(ctx context.Context, n *nodeAPI, s *fluidos.Solver) (*fluidos.SolverStatus, *fluidos.PeeringTargetCredentials, error) {
+	st, err := t.solve(ctx, n, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := t.contract(ctx, n, st, KubernetesProvider); err != nil {
+		return nil, nil, err
+	}
+	if err := t.active(ctx, n, st.GetAllocationId()); err != nil {
+		return nil, nil, err
+	}
+	got, err := n.allocations.GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: st.GetAllocationId()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("credentials of allocation %s: %w", st.GetAllocationId(), err)
+	}
+	return st, got.GetCredentials(), nil
 }
 
 // active checks that the consumer's allocation id is ACTIVE, and prints it.
