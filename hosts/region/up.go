@@ -54,9 +54,11 @@ type Options struct {
 	// KubeconfigFile, when set, is a kubeconfig: Up adds the cloudlet
 	// KubernetesCloudlet on its cluster (platform kubernetes, served by the
 	// CCRM replicas), with the file's content as its access variable
-	// KUBECONFIG. A file that is not a usable kubeconfig fails Up before
-	// anything starts. A cloudlet an earlier Up created keeps the
-	// kubeconfig it was created with (Fresh starts over).
+	// KUBECONFIG, and starts the FLUIDOS node KubernetesProvider on that
+	// cluster (it reads the file itself at each start). A file that is not
+	// a usable kubeconfig fails Up before anything starts. A cloudlet an
+	// earlier Up created keeps the kubeconfig it was created with (Fresh
+	// starts over).
 	KubeconfigFile string
 	// OnReady, when set, runs in a goroutine of its own once the region is
 	// ready, with Up's context (the tour, for "edgekit up --tour").
@@ -113,7 +115,7 @@ func (o *Options) defaults() error {
 	}
 	o.StateDir = dir
 	if o.KubeconfigFile != "" {
-		// The Kubernetes provider node reads it: from its own directory.
+		// The Kubernetes provider node reads it, from another directory.
 		if o.KubeconfigFile, err = filepath.Abs(o.KubeconfigFile); err != nil {
 			return fmt.Errorf("region: %w", err)
 		}
