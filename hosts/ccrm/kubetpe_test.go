@@ -172,6 +172,11 @@ func TestKubernetesTrustPolicyExceptionEndToEnd(t *testing.T) {
 		}
 		var lastPolicies []string
 		var lastEntries []string
+		defer func() {
+			if t.Failed() {
+				t.Logf("last seen: policies of %v, entries %v", lastPolicies, lastEntries)
+			}
+		}()
 		controllertest.WaitFor(t, 60*time.Second, what, func() bool {
 			lastPolicies = lastPolicies[:0]
 			for name := range policies() {
