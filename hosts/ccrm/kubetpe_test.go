@@ -62,8 +62,11 @@ func egressOf(np *netv1.NetworkPolicy) []string {
 // cloudlet and cluster; while the cloudlet has no trust policy the
 // exception also allows everything (it must not restrict pods that nothing
 // restricts) and a trust policy given to the cloudlet closes it; deleting
-// one instance removes its policy only; emptying the pool, rejecting the
-// exception and deleting it remove every policy and entry.
+// one instance removes its policy only; emptying the pool and rejecting
+// the exception remove every policy and entry, approving it again brings
+// them back; a rule NetworkPolicies cannot express fails the entry with
+// the platform's reason, new rules are applied; deleting the exception
+// removes everything.
 func TestKubernetesTrustPolicyExceptionEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -268,6 +271,34 @@ func TestKubernetesTrustPolicyExceptionEndToEnd(t *testing.T) {
 	setState(edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_ACTIVE)
 	settled("the exception approved again", "w1")
 	wantEgress("approved again", rules...)
+
+	// New rules: one NetworkPolicies cannot express fails on the entry
+	// with the platform's reason, and the policy keeps the rules it had;
+	// rules it can express are applied.
+	setRules := func(rs ...*edgeproto.SecurityRule) {
+		t.Helper()
+		if _, err := tpes.UpdateTrustPolicyException(ctx, &edgeproto.UpdateTrustPolicyExceptionRequest{
+			TrustPolicyException: &edgeproto.TrustPolicyException{Key: excKey, OutboundSecurityRules: rs},
+			Fields:               []string{edgeproto.TrustPolicyExceptionFieldOutboundSecurityRules}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setRules(&edgeproto.SecurityRule{Protocol: "icmp", RemoteCidr: "10.3.0.0/16"})
+	var failed *edgeproto.TrustPolicyExceptionInstance
+	controllertest.WaitFor(t, 60*time.Second, "the entry of w1 in UPDATE_ERROR", func() bool {
+		ins := stored().GetInstances()
+		if len(ins) == 1 && ins[0].GetState() == edgeproto.TrackedState_TRACKED_STATE_UPDATE_ERROR {
+			failed = ins[0]
+		}
+		return failed != nil
+	})
+	if errs := failed.GetErrors(); len(errs) != 1 || !strings.Contains(errs[0], `protocol "icmp"`) {
+		t.Errorf("errors of the entry with an icmp rule = %q, want the platform's reason (protocol \"icmp\")", errs)
+	}
+	wantEgress("after rules it cannot apply", rules...)
+	setRules(&edgeproto.SecurityRule{Protocol: "tcp", PortRangeMin: 6432, PortRangeMax: 6432, RemoteCidr: "10.3.0.0/16"})
+	settled("the new rules applied", "w1")
+	wantEgress("with new rules", "dns", "TCP 6432 10.3.0.0/16")
 
 	// Deleted: its policies go, then the exception leaves the store.
 	if _, err := tpes.DeleteTrustPolicyException(ctx, &edgeproto.DeleteTrustPolicyExceptionRequest{Key: excKey}); err != nil {
