@@ -2,6 +2,7 @@ package fake
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -90,6 +91,9 @@ func (p *Platform) UpdateTrustPolicyException(ctx context.Context, _ *edgeproto.
 	key := executor.KeyString(exc.GetKey())
 	if err := p.enter(ctx, OpUpdateTrustPolicyException, key); err != nil {
 		return err
+	}
+	if !p.features.SupportsTrustPolicy {
+		return fmt.Errorf("fake: trust policy exception %s: trust policies are turned off (Options.NoTrustPolicy): %w", key, executor.ErrUnsupported)
 	}
 	ck := executor.KeyString(clusterKey)
 	p.mu.Lock()
