@@ -78,7 +78,11 @@ func routePlaced[T proto.Message](where func(T) *edgeproto.CloudletKey) route {
 			return out
 		}
 		now := cloudletKeyString(where(o))
-		pl[qk] = []string{now}
+		if had {
+			pl[qk][0] = now // no allocation for an object that stays placed
+		} else {
+			pl[qk] = []string{now}
+		}
 		if !had || was != now {
 			out = append(out, cloudletRoute(now))
 		}
