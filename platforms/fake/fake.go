@@ -48,7 +48,7 @@ type Platform struct {
 	cloudlets map[string]*cloudletRec
 	clusters  map[string]*clusterRec
 	apps      map[string]*appRec
-	tpes      map[string]*edgeproto.TrustPolicyException // exception key + "@" + cluster key
+	tpes      map[tpeKey]*edgeproto.TrustPolicyException
 
 	faults  []*fault
 	latency map[Op]time.Duration
@@ -91,7 +91,7 @@ func New(opts Options) *Platform {
 		cloudlets: map[string]*cloudletRec{},
 		clusters:  map[string]*clusterRec{},
 		apps:      map[string]*appRec{},
-		tpes:      map[string]*edgeproto.TrustPolicyException{},
+		tpes:      map[tpeKey]*edgeproto.TrustPolicyException{},
 		latency:   map[Op]time.Duration{},
 		calls:     map[callKey]int{},
 		stats:     map[string]*KeyStats{},
@@ -187,13 +187,21 @@ func (p *Platform) Usage(cloudlet string) map[string]uint64 {
 	return p.usedLocked(cloudlet, "")
 }
 
+// tpeKey names an exception applied to one instance in one cluster, by
+// key strings.
+type tpeKey struct{ exc, cluster, inst string }
+
 // HasTrustPolicyException reports whether the exception with key is applied
-// to the cluster with key.
+// to any instance in the cluster with key.
 func (p *Platform) HasTrustPolicyException(exc, cluster string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_, ok := p.tpes[exc+"@"+cluster]
-	return ok
+	for k := range p.tpes {
+		if k.exc == exc && k.cluster == cluster {
+			return true
+		}
+	}
+	return false
 }
 
 // Counts returns how many clusters and application instances exist.

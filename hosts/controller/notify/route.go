@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"slices"
+
 	"github.com/edgekit/edgekit/edgeproto"
 	"google.golang.org/protobuf/proto"
 )
@@ -17,11 +19,12 @@ func sessionRoutes(cloudlet *edgeproto.CloudletKey) []string {
 	return []string{allRoute, cloudletRoute(cloudletKeyString(cloudlet)), orgRoute(cloudlet.GetOrganization())}
 }
 
-// placements records, for the objects of placed kinds, the cloudlet each
-// sits on (by queue key), so that a change moving an object, or deleting
-// it, reaches the session of the cloudlet it leaves. Only the hub's
-// goroutine uses it.
-type placements map[string]string
+// placements records, for the objects of placed kinds, the cloudlets each
+// sits on (by queue key; one for most kinds, those of its entries for a
+// kind spread over cloudlets), so that a change moving an object, or
+// deleting it, reaches the sessions of the cloudlets it leaves. Only the
+// hub's goroutine uses it.
+type placements map[string][]string
 
 // route says which sessions a change of a kind concerns.
 type route struct {
@@ -62,9 +65,11 @@ func routeOrganization[T proto.Message](org func(T) string) route {
 func routePlaced[T proto.Message](where func(T) *edgeproto.CloudletKey) route {
 	return route{placed: true, keys: func(pl placements, kind, key string, obj proto.Message, del bool) []string {
 		qk := qkey(kind, key)
-		was, had := pl[qk]
+		var was string
+		had := len(pl[qk]) > 0
 		var out []string
 		if had {
+			was = pl[qk][0]
 			out = append(out, cloudletRoute(was))
 		}
 		o, ok := obj.(T)
@@ -73,10 +78,58 @@ func routePlaced[T proto.Message](where func(T) *edgeproto.CloudletKey) route {
 			return out
 		}
 		now := cloudletKeyString(where(o))
-		pl[qk] = now
+		if had {
+			pl[qk][0] = now // no allocation for an object that stays placed
+		} else {
+			pl[qk] = []string{now}
+		}
 		if !had || was != now {
 			out = append(out, cloudletRoute(now))
 		}
 		return out
 	}}
+}
+
+// routeSpread sends the changes of an object with entries on several
+// cloudlets (where lists them, in any order and with repeats) to the
+// sessions of those cloudlets and of the cloudlets it had entries on
+// before the change, so that a cloudlet whose last entry went is sent the
+// change that removed it.
+func routeSpread[T proto.Message](where func(T) []*edgeproto.CloudletKey) route {
+	return route{placed: true, keys: func(sp placements, kind, key string, obj proto.Message, del bool) []string {
+		qk := qkey(kind, key)
+		var out, now []string
+		seen := map[string]bool{}
+		for _, ck := range sp[qk] {
+			seen[ck] = true
+			out = append(out, cloudletRoute(ck))
+		}
+		if o, ok := obj.(T); ok && !del {
+			for _, k := range where(o) {
+				ck := cloudletKeyString(k)
+				if !slices.Contains(now, ck) {
+					now = append(now, ck)
+				}
+				if !seen[ck] {
+					seen[ck] = true
+					out = append(out, cloudletRoute(ck))
+				}
+			}
+		}
+		if len(now) == 0 {
+			delete(sp, qk)
+		} else {
+			sp[qk] = now
+		}
+		return out
+	}}
+}
+
+// tpeCloudlets lists the cloudlets of an exception's entries.
+func tpeCloudlets(e *edgeproto.TrustPolicyException) []*edgeproto.CloudletKey {
+	out := make([]*edgeproto.CloudletKey, 0, len(e.GetInstances()))
+	for _, in := range e.GetInstances() {
+		out = append(out, in.GetCloudletKey())
+	}
+	return out
 }
