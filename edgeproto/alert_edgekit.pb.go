@@ -250,12 +250,12 @@ func (m *Alert) copyInAt(src *Alert, fm *fieldmap.FieldMap, at int, win fieldmap
 		case 11:
 			n += fieldmap.Set(&m.Description, src.Description)
 		case 12:
-			if !fieldmap.Equal(m.ActiveAt, src.ActiveAt) {
+			if !fieldmap.EqualTimestamp(m.ActiveAt, src.ActiveAt) {
 				m.ActiveAt = fieldmap.Clone(src.ActiveAt)
 				n++
 			}
 		case 13:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}

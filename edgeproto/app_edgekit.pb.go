@@ -610,12 +610,12 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		case 36:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+36), &m.Annotations, src.Annotations)
 		case 37:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
 		case 38:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}

@@ -658,12 +658,12 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 		case 37:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+37), &m.Annotations, src.Annotations)
 		case 38:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
 		case 39:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
@@ -733,7 +733,7 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 		case 24:
 			n += fieldmap.Set(&m.Uri, src.Uri)
 		case 25:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}

@@ -751,12 +751,12 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 		case 33:
 			n += fieldmap.Set(&m.NumDynamicIps, src.NumDynamicIps)
 		case 34:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
 		case 35:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
@@ -842,7 +842,7 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 		case 49:
 			n += fieldmap.Set(&m.ActiveCrmInstance, src.ActiveCrmInstance)
 		case 50:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}

@@ -121,11 +121,11 @@ func (m *CloudletPool) copyInAt(src *CloudletPool, fm *fieldmap.FieldMap, at int
 	if (win.Cover|win.Below)&(1<<4) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.DeveloperOrganizations, src.DeveloperOrganizations)
 	}
-	if win.Cover&(1<<5) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if win.Cover&(1<<5) != 0 && !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}
-	if win.Cover&(1<<6) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+	if win.Cover&(1<<6) != 0 && !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 		n++
 	}

@@ -535,12 +535,12 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 		case 41:
 			n += fieldmap.Set(&m.MultiTenant, src.MultiTenant)
 		case 42:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
 		case 43:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
@@ -608,7 +608,7 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 		case 28:
 			n += fieldmap.Set(&m.Kubeconfig, src.Kubeconfig)
 		case 29:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}

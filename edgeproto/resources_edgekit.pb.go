@@ -837,7 +837,7 @@ func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *field
 	if (win.Cover|win.Below)&(1<<11) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+11), &m.VmAppInsts, src.VmAppInsts)
 	}
-	if win.Cover&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
+	if win.Cover&(1<<14) != 0 && !fieldmap.EqualTimestamp(m.TakenAt, src.TakenAt) {
 		m.TakenAt = fieldmap.Clone(src.TakenAt)
 		n++
 	}

@@ -150,62 +150,62 @@ func (m *Settings) copyInAt(src *Settings, fm *fieldmap.FieldMap, at int, win fi
 	for x := win.Cover & 0x3fff; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if !fieldmap.Equal(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
+			if !fieldmap.EqualDuration(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
 				m.CreateClusterInstTimeout = fieldmap.Clone(src.CreateClusterInstTimeout)
 				n++
 			}
 		case 1:
-			if !fieldmap.Equal(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
+			if !fieldmap.EqualDuration(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
 				m.UpdateClusterInstTimeout = fieldmap.Clone(src.UpdateClusterInstTimeout)
 				n++
 			}
 		case 2:
-			if !fieldmap.Equal(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
+			if !fieldmap.EqualDuration(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
 				m.DeleteClusterInstTimeout = fieldmap.Clone(src.DeleteClusterInstTimeout)
 				n++
 			}
 		case 3:
-			if !fieldmap.Equal(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
+			if !fieldmap.EqualDuration(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
 				m.CreateAppInstTimeout = fieldmap.Clone(src.CreateAppInstTimeout)
 				n++
 			}
 		case 4:
-			if !fieldmap.Equal(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
+			if !fieldmap.EqualDuration(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
 				m.UpdateAppInstTimeout = fieldmap.Clone(src.UpdateAppInstTimeout)
 				n++
 			}
 		case 5:
-			if !fieldmap.Equal(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
+			if !fieldmap.EqualDuration(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
 				m.DeleteAppInstTimeout = fieldmap.Clone(src.DeleteAppInstTimeout)
 				n++
 			}
 		case 6:
-			if !fieldmap.Equal(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
+			if !fieldmap.EqualDuration(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
 				m.CreateCloudletTimeout = fieldmap.Clone(src.CreateCloudletTimeout)
 				n++
 			}
 		case 7:
-			if !fieldmap.Equal(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
+			if !fieldmap.EqualDuration(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
 				m.UpdateCloudletTimeout = fieldmap.Clone(src.UpdateCloudletTimeout)
 				n++
 			}
 		case 8:
-			if !fieldmap.Equal(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
+			if !fieldmap.EqualDuration(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
 				m.CloudletInfoPushInterval = fieldmap.Clone(src.CloudletInfoPushInterval)
 				n++
 			}
 		case 9:
-			if !fieldmap.Equal(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
+			if !fieldmap.EqualDuration(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
 				m.ResourceSnapshotInterval = fieldmap.Clone(src.ResourceSnapshotInterval)
 				n++
 			}
 		case 10:
-			if !fieldmap.Equal(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
+			if !fieldmap.EqualDuration(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
 				m.CloudletMaintenanceTimeout = fieldmap.Clone(src.CloudletMaintenanceTimeout)
 				n++
 			}
 		case 11:
-			if !fieldmap.Equal(m.CrmConnectTimeout, src.CrmConnectTimeout) {
+			if !fieldmap.EqualDuration(m.CrmConnectTimeout, src.CrmConnectTimeout) {
 				m.CrmConnectTimeout = fieldmap.Clone(src.CrmConnectTimeout)
 				n++
 			}

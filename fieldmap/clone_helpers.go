@@ -2,9 +2,8 @@ package fieldmap
 
 import (
 	"slices"
+	"unsafe"
 
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -18,20 +17,13 @@ import (
 // each keeps unknown fields, gives nil for nil, and shares no memory with its
 // argument, like proto.Clone, but without reflection over the fields.
 
-// copyUnknown copies the unknown fields of src into dst.
-func copyUnknown(dst, src proto.Message) {
-	if u := src.ProtoReflect().GetUnknown(); len(u) > 0 {
-		dst.ProtoReflect().SetUnknown(append(protoreflect.RawFields(nil), u...))
-	}
-}
-
 // CloneTimestamp deep-copies a Timestamp.
 func CloneTimestamp(m *timestamppb.Timestamp) *timestamppb.Timestamp {
 	if m == nil {
 		return nil
 	}
 	c := &timestamppb.Timestamp{Seconds: m.Seconds, Nanos: m.Nanos}
-	copyUnknown(c, m)
+	unknownTimestamp.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -41,7 +33,7 @@ func CloneDuration(m *durationpb.Duration) *durationpb.Duration {
 		return nil
 	}
 	c := &durationpb.Duration{Seconds: m.Seconds, Nanos: m.Nanos}
-	copyUnknown(c, m)
+	unknownDuration.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -51,7 +43,7 @@ func CloneEmpty(m *emptypb.Empty) *emptypb.Empty {
 		return nil
 	}
 	c := &emptypb.Empty{}
-	copyUnknown(c, m)
+	unknownEmpty.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -61,7 +53,7 @@ func CloneFieldMask(m *fieldmaskpb.FieldMask) *fieldmaskpb.FieldMask {
 		return nil
 	}
 	c := &fieldmaskpb.FieldMask{Paths: slices.Clone(m.Paths)}
-	copyUnknown(c, m)
+	unknownFieldMask.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -71,7 +63,7 @@ func CloneAny(m *anypb.Any) *anypb.Any {
 		return nil
 	}
 	c := &anypb.Any{TypeUrl: m.TypeUrl, Value: CloneBytes(m.Value)}
-	copyUnknown(c, m)
+	unknownAny.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -81,7 +73,7 @@ func CloneStruct(m *structpb.Struct) *structpb.Struct {
 		return nil
 	}
 	c := &structpb.Struct{Fields: CloneMapFunc(m.Fields, CloneValue)}
-	copyUnknown(c, m)
+	unknownStruct.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -91,7 +83,7 @@ func CloneListValue(m *structpb.ListValue) *structpb.ListValue {
 		return nil
 	}
 	c := &structpb.ListValue{Values: CloneListFunc(m.Values, CloneValue)}
-	copyUnknown(c, m)
+	unknownListValue.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -127,7 +119,7 @@ func CloneValue(m *structpb.Value) *structpb.Value {
 			c.Kind = &structpb.Value_ListValue{ListValue: CloneListValue(k.ListValue)}
 		}
 	}
-	copyUnknown(c, m)
+	unknownValue.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -137,7 +129,7 @@ func CloneDoubleValue(m *wrapperspb.DoubleValue) *wrapperspb.DoubleValue {
 		return nil
 	}
 	c := &wrapperspb.DoubleValue{Value: m.Value}
-	copyUnknown(c, m)
+	unknownDoubleValue.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -147,7 +139,7 @@ func CloneFloatValue(m *wrapperspb.FloatValue) *wrapperspb.FloatValue {
 		return nil
 	}
 	c := &wrapperspb.FloatValue{Value: m.Value}
-	copyUnknown(c, m)
+	unknownFloatValue.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -157,7 +149,7 @@ func CloneInt64Value(m *wrapperspb.Int64Value) *wrapperspb.Int64Value {
 		return nil
 	}
 	c := &wrapperspb.Int64Value{Value: m.Value}
-	copyUnknown(c, m)
+	unknownInt64Value.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -167,7 +159,7 @@ func CloneUInt64Value(m *wrapperspb.UInt64Value) *wrapperspb.UInt64Value {
 		return nil
 	}
 	c := &wrapperspb.UInt64Value{Value: m.Value}
-	copyUnknown(c, m)
+	unknownUInt64Value.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -177,7 +169,7 @@ func CloneInt32Value(m *wrapperspb.Int32Value) *wrapperspb.Int32Value {
 		return nil
 	}
 	c := &wrapperspb.Int32Value{Value: m.Value}
-	copyUnknown(c, m)
+	unknownInt32Value.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -187,7 +179,7 @@ func CloneUInt32Value(m *wrapperspb.UInt32Value) *wrapperspb.UInt32Value {
 		return nil
 	}
 	c := &wrapperspb.UInt32Value{Value: m.Value}
-	copyUnknown(c, m)
+	unknownUInt32Value.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -197,7 +189,7 @@ func CloneBoolValue(m *wrapperspb.BoolValue) *wrapperspb.BoolValue {
 		return nil
 	}
 	c := &wrapperspb.BoolValue{Value: m.Value}
-	copyUnknown(c, m)
+	unknownBoolValue.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -207,7 +199,7 @@ func CloneStringValue(m *wrapperspb.StringValue) *wrapperspb.StringValue {
 		return nil
 	}
 	c := &wrapperspb.StringValue{Value: m.Value}
-	copyUnknown(c, m)
+	unknownStringValue.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }
 
@@ -217,6 +209,6 @@ func CloneBytesValue(m *wrapperspb.BytesValue) *wrapperspb.BytesValue {
 		return nil
 	}
 	c := &wrapperspb.BytesValue{Value: CloneBytes(m.Value)}
-	copyUnknown(c, m)
+	unknownBytesValue.copy(unsafe.Pointer(c), unsafe.Pointer(m))
 	return c
 }

@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -105,17 +104,12 @@ func EqualMessageMapFunc[K comparable, T interface{ *E }, E any](a, b map[K]T, e
 // Direct comparisons of the well-known types under proto.Equal's rules, for
 // generated Equal methods: nil equals only nil, unknown fields must match.
 
-// equalUnknownOf compares the unknown fields of two messages.
-func equalUnknownOf(a, b proto.Message) bool {
-	return EqualUnknown(a.ProtoReflect().GetUnknown(), b.ProtoReflect().GetUnknown())
-}
-
 // EqualTimestamp compares two Timestamps.
 func EqualTimestamp(a, b *timestamppb.Timestamp) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.Seconds == b.Seconds && a.Nanos == b.Nanos && equalUnknownOf(a, b)
+	return a.Seconds == b.Seconds && a.Nanos == b.Nanos && (unknownTimestamp.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownTimestamp.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualDuration compares two Durations.
@@ -123,7 +117,7 @@ func EqualDuration(a, b *durationpb.Duration) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.Seconds == b.Seconds && a.Nanos == b.Nanos && equalUnknownOf(a, b)
+	return a.Seconds == b.Seconds && a.Nanos == b.Nanos && (unknownDuration.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownDuration.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualEmpty compares two Empty messages.
@@ -131,7 +125,7 @@ func EqualEmpty(a, b *emptypb.Empty) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return equalUnknownOf(a, b)
+	return (unknownEmpty.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownEmpty.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualFieldMask compares two FieldMasks.
@@ -139,7 +133,7 @@ func EqualFieldMask(a, b *fieldmaskpb.FieldMask) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return slices.Equal(a.Paths, b.Paths) && equalUnknownOf(a, b)
+	return slices.Equal(a.Paths, b.Paths) && (unknownFieldMask.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownFieldMask.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualAny compares two Anys by type URL and encoded bytes, as proto.Equal
@@ -148,7 +142,7 @@ func EqualAny(a, b *anypb.Any) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.TypeUrl == b.TypeUrl && bytes.Equal(a.Value, b.Value) && equalUnknownOf(a, b)
+	return a.TypeUrl == b.TypeUrl && bytes.Equal(a.Value, b.Value) && (unknownAny.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownAny.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualStruct compares two Structs.
@@ -156,7 +150,7 @@ func EqualStruct(a, b *structpb.Struct) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return EqualMessageMapFunc(a.Fields, b.Fields, EqualValue) && equalUnknownOf(a, b)
+	return EqualMessageMapFunc(a.Fields, b.Fields, EqualValue) && (unknownStruct.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownStruct.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualListValue compares two ListValues.
@@ -164,7 +158,7 @@ func EqualListValue(a, b *structpb.ListValue) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return EqualMessageListFunc(a.Values, b.Values, EqualValue) && equalUnknownOf(a, b)
+	return EqualMessageListFunc(a.Values, b.Values, EqualValue) && (unknownListValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownListValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualValue compares two Values: the same kind (a typed nil kind wrapper
@@ -176,7 +170,7 @@ func EqualValue(a, b *structpb.Value) bool {
 	if !equalValueKind(a.Kind, b.Kind) {
 		return false
 	}
-	return equalUnknownOf(a, b)
+	return (unknownValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 func equalValueKind(a, b any) bool {
@@ -234,7 +228,7 @@ func EqualDoubleValue(a, b *wrapperspb.DoubleValue) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return EqualImplicitFloat64(a.Value, b.Value) && equalUnknownOf(a, b)
+	return EqualImplicitFloat64(a.Value, b.Value) && (unknownDoubleValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownDoubleValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualFloatValue compares two FloatValues like EqualDoubleValue.
@@ -242,7 +236,7 @@ func EqualFloatValue(a, b *wrapperspb.FloatValue) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return EqualImplicitFloat32(a.Value, b.Value) && equalUnknownOf(a, b)
+	return EqualImplicitFloat32(a.Value, b.Value) && (unknownFloatValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownFloatValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualInt64Value compares two Int64Values.
@@ -250,7 +244,7 @@ func EqualInt64Value(a, b *wrapperspb.Int64Value) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.Value == b.Value && equalUnknownOf(a, b)
+	return a.Value == b.Value && (unknownInt64Value.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownInt64Value.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualUInt64Value compares two UInt64Values.
@@ -258,7 +252,7 @@ func EqualUInt64Value(a, b *wrapperspb.UInt64Value) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.Value == b.Value && equalUnknownOf(a, b)
+	return a.Value == b.Value && (unknownUInt64Value.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownUInt64Value.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualInt32Value compares two Int32Values.
@@ -266,7 +260,7 @@ func EqualInt32Value(a, b *wrapperspb.Int32Value) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.Value == b.Value && equalUnknownOf(a, b)
+	return a.Value == b.Value && (unknownInt32Value.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownInt32Value.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualUInt32Value compares two UInt32Values.
@@ -274,7 +268,7 @@ func EqualUInt32Value(a, b *wrapperspb.UInt32Value) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.Value == b.Value && equalUnknownOf(a, b)
+	return a.Value == b.Value && (unknownUInt32Value.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownUInt32Value.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualBoolValue compares two BoolValues.
@@ -282,7 +276,7 @@ func EqualBoolValue(a, b *wrapperspb.BoolValue) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.Value == b.Value && equalUnknownOf(a, b)
+	return a.Value == b.Value && (unknownBoolValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownBoolValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualStringValue compares two StringValues.
@@ -290,7 +284,7 @@ func EqualStringValue(a, b *wrapperspb.StringValue) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.Value == b.Value && equalUnknownOf(a, b)
+	return a.Value == b.Value && (unknownStringValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownStringValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualBytesValue compares two BytesValues (nil and empty values are equal).
@@ -298,7 +292,7 @@ func EqualBytesValue(a, b *wrapperspb.BytesValue) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return bytes.Equal(a.Value, b.Value) && equalUnknownOf(a, b)
+	return bytes.Equal(a.Value, b.Value) && (unknownBytesValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownBytesValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
 }
 
 // EqualPointers decides Equal for messages a and b when their pointers

@@ -129,13 +129,16 @@ func EqualFloat32(a, b float32) bool {
 
 // EqualImplicitFloat64 compares two double fields without explicit presence:
 // such a field is present when its bits are non-zero, so -0 and +0 differ.
+// Two such values are equal when their bits are (equal values other than
+// -0 and +0 have the same bits) or both are NaN: one comparison in the
+// common case.
 func EqualImplicitFloat64(a, b float64) bool {
-	return (math.Float64bits(a) == 0) == (math.Float64bits(b) == 0) && EqualFloat64(a, b)
+	return math.Float64bits(a) == math.Float64bits(b) || (a != a && b != b)
 }
 
 // EqualImplicitFloat32 is EqualImplicitFloat64 for float fields.
 func EqualImplicitFloat32(a, b float32) bool {
-	return (math.Float32bits(a) == 0) == (math.Float32bits(b) == 0) && EqualFloat32(a, b)
+	return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
 }
 
 // SameFloat64 reports whether two values are bit-identical; CopyInFields uses

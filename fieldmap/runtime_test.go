@@ -60,6 +60,9 @@ func TestFloatRules(t *testing.T) {
 		{0, negZero, true, false, false},
 		{negZero, negZero, true, true, true},
 		{math.Inf(1), math.Inf(1), true, true, true},
+		{negZero, 0, true, false, false},
+		{1, 2, false, false, false},
+		{0, 0, true, true, true},
 	}
 	for _, c := range cases {
 		if got := fieldmap.EqualFloat64(c.a, c.b); got != c.equal {
@@ -78,6 +81,14 @@ func TestFloatRules(t *testing.T) {
 		if got := fieldmap.EqualImplicitFloat32(a32, b32); got != c.implicitEqual {
 			t.Errorf("EqualImplicitFloat32(%v, %v) = %v", a32, b32, got)
 		}
+	}
+	// NaNs with different bits are equal, implicit presence or not.
+	nan2, nan32, nan32b := math.Float64frombits(0x7ff8000000000001), float32(nan), math.Float32frombits(0x7fc00001)
+	if !fieldmap.EqualImplicitFloat64(nan, nan2) || !fieldmap.EqualFloat64(nan, nan2) {
+		t.Error("NaNs with different payloads differ")
+	}
+	if !fieldmap.EqualImplicitFloat32(nan32, nan32b) || !fieldmap.EqualFloat32(nan32, nan32b) {
+		t.Error("float32 NaNs with different payloads differ")
 	}
 }
 

@@ -377,7 +377,7 @@ func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap
 	if win.Cover&(1<<1) != 0 && m.Message != src.Message {
 		m.Message, n = src.Message, n+1
 	}
-	if win.Cover&(1<<2) != 0 && !fieldmap.Equal(m.LastUpdateTime, src.LastUpdateTime) {
+	if win.Cover&(1<<2) != 0 && !fieldmap.EqualTimestamp(m.LastUpdateTime, src.LastUpdateTime) {
 		m.LastUpdateTime = fieldmap.Clone(src.LastUpdateTime)
 		n++
 	}
@@ -390,7 +390,7 @@ func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap
 	if (win.Cover|win.Below)&(1<<5) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+5), &m.Errors, src.Errors)
 	}
-	if win.Cover&(1<<6) != 0 && !fieldmap.Equal(m.LastHealthyTime, src.LastHealthyTime) {
+	if win.Cover&(1<<6) != 0 && !fieldmap.EqualTimestamp(m.LastHealthyTime, src.LastHealthyTime) {
 		m.LastHealthyTime = fieldmap.Clone(src.LastHealthyTime)
 		n++
 	}
@@ -504,12 +504,12 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 				n += m.Resources.copyInAt(src.Resources, fm, at+40, win.Shift(40))
 			}
 		case 43:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
 		case 44:
-			if !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
+			if !fieldmap.EqualTimestamp(m.ExpirationTime, src.ExpirationTime) {
 				m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
 				n++
 			}

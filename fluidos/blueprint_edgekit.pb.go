@@ -591,7 +591,7 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 				n += m.Owner.copyInAt(src.Owner, fm, at+22, win.Shift(22))
 			}
 		case 29:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}

@@ -702,7 +702,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		case 10:
 			n += fieldmap.Set(&m.TransactionId, src.TransactionId)
 		case 11:
-			if !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
+			if !fieldmap.EqualTimestamp(m.ExpirationTime, src.ExpirationTime) {
 				m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
 				n++
 			}
@@ -711,7 +711,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		case 19:
 			n += fieldmap.Set(&m.BuyerClusterId, src.BuyerClusterId)
 		case 20:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
@@ -733,7 +733,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		case 26:
 			n += fieldmap.Set(&m.State, src.State)
 		case 27:
-			if !fieldmap.Equal(m.ReleasedAt, src.ReleasedAt) {
+			if !fieldmap.EqualTimestamp(m.ReleasedAt, src.ReleasedAt) {
 				m.ReleasedAt = fieldmap.Clone(src.ReleasedAt)
 				n++
 			}

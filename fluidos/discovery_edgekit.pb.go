@@ -717,11 +717,11 @@ func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win 
 	if (cw1.Cover|cw1.Below)&(1<<52) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+116), &m.PeeringCandidateIds, src.PeeringCandidateIds)
 	}
-	if cw1.Cover&(1<<53) != 0 && !fieldmap.Equal(m.StartTime, src.StartTime) {
+	if cw1.Cover&(1<<53) != 0 && !fieldmap.EqualTimestamp(m.StartTime, src.StartTime) {
 		m.StartTime = fieldmap.Clone(src.StartTime)
 		n++
 	}
-	if cw1.Cover&(1<<54) != 0 && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
+	if cw1.Cover&(1<<54) != 0 && !fieldmap.EqualTimestamp(m.LastChangeTime, src.LastChangeTime) {
 		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
 		n++
 	}
@@ -748,7 +748,7 @@ func (m *PeerResult) copyInAt(src *PeerResult, fm *fieldmap.FieldMap, at int, wi
 	if win.Cover&(1<<3) != 0 && m.Error != src.Error {
 		m.Error, n = src.Error, n+1
 	}
-	if win.Cover&(1<<4) != 0 && !fieldmap.Equal(m.Duration, src.Duration) {
+	if win.Cover&(1<<4) != 0 && !fieldmap.EqualDuration(m.Duration, src.Duration) {
 		m.Duration = fieldmap.Clone(src.Duration)
 		n++
 	}
@@ -796,7 +796,7 @@ func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap
 	if cw2.Cover&(1<<27) != 0 && m.Available != src.Available {
 		m.Available, n = src.Available, n+1
 	}
-	if cw2.Cover&(1<<28) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if cw2.Cover&(1<<28) != 0 && !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}

@@ -2432,12 +2432,12 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 		case 21:
 			n += fieldmap.Set(&m.NetworkPropertyType, src.NetworkPropertyType)
 		case 22:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
 		case 23:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}

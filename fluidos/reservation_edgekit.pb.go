@@ -717,7 +717,7 @@ func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldM
 	if win.Cover&(1<<5) != 0 && m.ContractId != src.ContractId {
 		m.ContractId, n = src.ContractId, n+1
 	}
-	if win.Cover&(1<<6) != 0 && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
+	if win.Cover&(1<<6) != 0 && !fieldmap.EqualTimestamp(m.LastChangeTime, src.LastChangeTime) {
 		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
 		n++
 	}
@@ -840,12 +840,12 @@ func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, 
 				n += m.Configuration.copyInAt(src.Configuration, fm, at+11, win.Shift(11))
 			}
 		case 32:
-			if !fieldmap.Equal(m.StartTime, src.StartTime) {
+			if !fieldmap.EqualTimestamp(m.StartTime, src.StartTime) {
 				m.StartTime = fieldmap.Clone(src.StartTime)
 				n++
 			}
 		case 33:
-			if !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
+			if !fieldmap.EqualTimestamp(m.ExpirationTime, src.ExpirationTime) {
 				m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
 				n++
 			}

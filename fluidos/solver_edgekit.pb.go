@@ -718,7 +718,7 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 				n += m.Credentials.copyInAt(src.Credentials, fm, at+11, win.Shift(11))
 			}
 		case 20:
-			if !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
+			if !fieldmap.EqualTimestamp(m.LastChangeTime, src.LastChangeTime) {
 				m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
 				n++
 			}
@@ -770,19 +770,19 @@ func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at
 	if src == nil {
 		src = new(SolverTimeouts)
 	}
-	if win.Cover&(1<<0) != 0 && !fieldmap.Equal(m.Discovery, src.Discovery) {
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualDuration(m.Discovery, src.Discovery) {
 		m.Discovery = fieldmap.Clone(src.Discovery)
 		n++
 	}
-	if win.Cover&(1<<1) != 0 && !fieldmap.Equal(m.Reservation, src.Reservation) {
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualDuration(m.Reservation, src.Reservation) {
 		m.Reservation = fieldmap.Clone(src.Reservation)
 		n++
 	}
-	if win.Cover&(1<<2) != 0 && !fieldmap.Equal(m.Purchase, src.Purchase) {
+	if win.Cover&(1<<2) != 0 && !fieldmap.EqualDuration(m.Purchase, src.Purchase) {
 		m.Purchase = fieldmap.Clone(src.Purchase)
 		n++
 	}
-	if win.Cover&(1<<3) != 0 && !fieldmap.Equal(m.Allocation, src.Allocation) {
+	if win.Cover&(1<<3) != 0 && !fieldmap.EqualDuration(m.Allocation, src.Allocation) {
 		m.Allocation = fieldmap.Clone(src.Allocation)
 		n++
 	}
@@ -859,7 +859,7 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 		}
 		n += m.Timeouts.copyInAt(src.Timeouts, fm, at+166, cw2.Shift(38))
 	}
-	if cw2.Cover&(1<<42) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if cw2.Cover&(1<<42) != 0 && !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}

@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"strings"
+
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -40,12 +42,55 @@ func (g *GeneratedFile) ElemEqualFunc(f *protogen.Field) string {
 	case k == protoreflect.BytesKind:
 		return g.Ident(BytesPackage, "Equal")
 	case isMessageKind(k):
-		if g.Model.Generates(v.Message, "equal") {
-			return "(" + g.MessageType(v.Message) + ").Equal"
-		}
-		return g.Fieldmap("Equal") + "[" + g.MessageType(v.Message) + "]"
+		return g.MessageEqualFunc(v.Message)
 	}
 	return ""
+}
+
+// wellKnownEqual names the fieldmap helpers (Equal<Name>) of the
+// well-known types that have one.
+var wellKnownEqual = map[protoreflect.FullName]string{
+	"google.protobuf.Timestamp":   "Timestamp",
+	"google.protobuf.Duration":    "Duration",
+	"google.protobuf.Empty":       "Empty",
+	"google.protobuf.FieldMask":   "FieldMask",
+	"google.protobuf.Any":         "Any",
+	"google.protobuf.Struct":      "Struct",
+	"google.protobuf.ListValue":   "ListValue",
+	"google.protobuf.Value":       "Value",
+	"google.protobuf.DoubleValue": "DoubleValue",
+	"google.protobuf.FloatValue":  "FloatValue",
+	"google.protobuf.Int64Value":  "Int64Value",
+	"google.protobuf.UInt64Value": "UInt64Value",
+	"google.protobuf.Int32Value":  "Int32Value",
+	"google.protobuf.UInt32Value": "UInt32Value",
+	"google.protobuf.BoolValue":   "BoolValue",
+	"google.protobuf.StringValue": "StringValue",
+	"google.protobuf.BytesValue":  "BytesValue",
+}
+
+// MessageEqualFunc returns a Go func value comparing two messages of type
+// msg under proto.Equal's rules: the generated Equal method when this
+// package has one, the fieldmap helper of a well-known type, else a func
+// literal that asserts the message to fieldmap.Equaler in non-generic code
+// (where the Go runtime caches the assertion at its call site, unlike the
+// same assertion inside the generic fieldmap.Equal) and falls back to
+// fieldmap.Equal.
+func (g *GeneratedFile) MessageEqualFunc(msg *protogen.Message) string {
+	if g.Model.Generates(msg, "equal") {
+		return "(" + g.MessageType(msg) + ").Equal"
+	}
+	if name := wellKnownEqual[msg.Desc.FullName()]; name != "" && IsWellKnown(msg) {
+		return g.Fieldmap("Equal" + name)
+	}
+	t := g.MessageType(msg)
+	x, y, e, ok := g.Local("x"), g.Local("y"), g.Local("e"), g.Local("ok")
+	return "func(" + x + ", " + y + " " + t + ") bool {\n" +
+		"if " + e + ", " + ok + " := any(" + x + ").(" + g.Fieldmap("Equaler") + "[" + t + "]); " + ok + " {\n" +
+		"return " + e + ".Equal(" + y + ")\n" +
+		"}\n" +
+		"return " + g.Fieldmap("Equal") + "(" + x + ", " + y + ")\n" +
+		"}"
 }
 
 // EqualExpr returns a boolean Go expression that is true when a and b, two
@@ -81,7 +126,11 @@ func (g *GeneratedFile) EqualExpr(f *protogen.Field, a, b string) string {
 		if g.Model.Generates(f.Message, "equal") {
 			return a + ".Equal(" + b + ")"
 		}
-		return g.Fieldmap("Equal") + "(" + a + ", " + b + ")"
+		eq := g.MessageEqualFunc(f.Message)
+		if strings.HasPrefix(eq, "func(") {
+			eq = "(" + eq + ")"
+		}
+		return eq + "(" + a + ", " + b + ")"
 	case IsPointerScalar(f):
 		switch k {
 		case protoreflect.DoubleKind:

@@ -1531,11 +1531,26 @@ func (m *Top) Equal(o *Top) bool {
 		!m.Scalars.Equal(o.Scalars) ||
 		!m.Optionals.Equal(o.Optionals) ||
 		!m.Wkt.Equal(o.Wkt) ||
-		!fieldmap.Equal(m.Label, o.Label) ||
-		!fieldmap.EqualMessageListFunc(m.LabelsOther, o.LabelsOther, fieldmap.Equal[*other.Label]) ||
+		!(func(x, y *other.Label) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.Label, o.Label) ||
+		!fieldmap.EqualMessageListFunc(m.LabelsOther, o.LabelsOther, func(x, y *other.Label) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		}) ||
 		m.Password != o.Password ||
 		!m.AtomicLeaf.Equal(o.AtomicLeaf) ||
-		!fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, fieldmap.Equal[*other.Label]) ||
+		!fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, func(x, y *other.Label) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		}) ||
 		!m.Empty.Equal(o.Empty) {
 		return false
 	}
@@ -1741,7 +1756,12 @@ func (m *Secrets) Equal(o *Secrets) bool {
 	}
 	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) ||
 		!m.Outer.Equal(o.Outer) ||
-		!fieldmap.Equal(m.Label, o.Label) ||
+		!(func(x, y *other.Label) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.Label, o.Label) ||
 		!bytes.Equal(m.Cert, o.Cert) ||
 		!maps.Equal(m.Env, o.Env) {
 		return false
@@ -2245,7 +2265,12 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		n += m.Wkt.copyInAt(src.Wkt, fm, at+83, cw1.Shift(19))
 	}
 	if cw1.Cover&(1<<29) != 0 {
-		if !fieldmap.Equal(m.Label, src.Label) {
+		if !(func(x, y *other.Label) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.Label, src.Label) {
 			m.Label, n = fieldmap.Clone(src.Label), n+1
 		}
 	} else if cw1.Below&(1<<29) != 0 && (m.Label != nil || src.Label != nil) {
@@ -2329,42 +2354,42 @@ func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	for x := win.Cover&0x3ff | win.Below&0x300; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if !fieldmap.Equal(m.Ts, src.Ts) {
+			if !fieldmap.EqualTimestamp(m.Ts, src.Ts) {
 				m.Ts = fieldmap.Clone(src.Ts)
 				n++
 			}
 		case 1:
-			if !fieldmap.Equal(m.Dur, src.Dur) {
+			if !fieldmap.EqualDuration(m.Dur, src.Dur) {
 				m.Dur = fieldmap.Clone(src.Dur)
 				n++
 			}
 		case 2:
-			if !fieldmap.Equal(m.Str, src.Str) {
+			if !fieldmap.EqualStringValue(m.Str, src.Str) {
 				m.Str = fieldmap.Clone(src.Str)
 				n++
 			}
 		case 3:
-			if !fieldmap.Equal(m.I64, src.I64) {
+			if !fieldmap.EqualInt64Value(m.I64, src.I64) {
 				m.I64 = fieldmap.Clone(src.I64)
 				n++
 			}
 		case 4:
-			if !fieldmap.Equal(m.Flag, src.Flag) {
+			if !fieldmap.EqualBoolValue(m.Flag, src.Flag) {
 				m.Flag = fieldmap.Clone(src.Flag)
 				n++
 			}
 		case 5:
-			if !fieldmap.Equal(m.St, src.St) {
+			if !fieldmap.EqualStruct(m.St, src.St) {
 				m.St = fieldmap.Clone(src.St)
 				n++
 			}
 		case 6:
-			if !fieldmap.Equal(m.Any, src.Any) {
+			if !fieldmap.EqualAny(m.Any, src.Any) {
 				m.Any = fieldmap.Clone(src.Any)
 				n++
 			}
 		case 7:
-			if !fieldmap.Equal(m.Val, src.Val) {
+			if !fieldmap.EqualValue(m.Val, src.Val) {
 				m.Val = fieldmap.Clone(src.Val)
 				n++
 			}
@@ -2695,7 +2720,12 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fiel
 			}
 		case 27:
 			if win.Cover&(1<<27) != 0 {
-				if !fieldmap.Equal(m.Label, src.Label) {
+				if !(func(x, y *other.Label) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Label, src.Label) {
 					m.Label, n = fieldmap.Clone(src.Label), n+1
 				}
 			} else if m.Label != nil || src.Label != nil {

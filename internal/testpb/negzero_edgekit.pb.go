@@ -166,7 +166,12 @@ func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
 		return eq
 	}
 	if !m.Ext.Equal(o.Ext) ||
-		!fieldmap.Equal(m.Plain, o.Plain) {
+		!(func(x, y *plain.Plain) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*plain.Plain]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.Plain, o.Plain) {
 		return false
 	}
 	if len(m.Exts) != len(o.Exts) {
@@ -177,7 +182,12 @@ func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
 			return false
 		}
 	}
-	if !fieldmap.EqualMessageListFunc(m.Plains, o.Plains, fieldmap.Equal[*plain.Plain]) {
+	if !fieldmap.EqualMessageListFunc(m.Plains, o.Plains, func(x, y *plain.Plain) bool {
+		if e, ok := any(x).(fieldmap.Equaler[*plain.Plain]); ok {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x, y)
+	}) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -231,7 +241,12 @@ func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at i
 		n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !fieldmap.Equal(m.Plain, src.Plain) {
+		if !(func(x, y *plain.Plain) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*plain.Plain]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.Plain, src.Plain) {
 			m.Plain, n = fieldmap.Clone(src.Plain), n+1
 		}
 	} else if win.Below&(1<<3) != 0 && (m.Plain != nil || src.Plain != nil) {

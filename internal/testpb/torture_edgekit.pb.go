@@ -2887,7 +2887,12 @@ func (m *TortureMaps) Equal(o *TortureMaps) bool {
 	}
 	if !maps.Equal(m.EnumMap, o.EnumMap) ||
 		!fieldmap.EqualMapFunc(m.BytesMap, o.BytesMap, bytes.Equal) ||
-		!fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, fieldmap.Equal[*other.Label]) ||
+		!fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, func(x, y *other.Label) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		}) ||
 		!fieldmap.EqualMapFunc(m.DoubleMap, o.DoubleMap, fieldmap.EqualFloat64) ||
 		!fieldmap.EqualMapFunc(m.FloatMap, o.FloatMap, fieldmap.EqualFloat32) ||
 		!fieldmap.EqualMessageMapFunc(m.SelfMap, o.SelfMap, (*TortureMaps).Equal) ||
@@ -3026,7 +3031,12 @@ func (m *TortureOneofs) Equal(o *TortureOneofs) bool {
 		}
 	case *TortureOneofs_FirstLabel:
 		if b, ok := o.First.(*TortureOneofs_FirstLabel); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.FirstLabel, b.FirstLabel, fieldmap.Equal[*other.Label]) {
+			if !fieldmap.EqualElem(a.FirstLabel, b.FirstLabel, func(x, y *other.Label) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
@@ -4054,7 +4064,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			}
 		case 22:
 			if s1, ok := src.First.(*TortureOneofs_FirstTime); ok && s1 != nil {
-				if d1, ok := m.First.(*TortureOneofs_FirstTime); !ok || d1 == nil || !fieldmap.Equal(d1.FirstTime, s1.FirstTime) {
+				if d1, ok := m.First.(*TortureOneofs_FirstTime); !ok || d1 == nil || !fieldmap.EqualTimestamp(d1.FirstTime, s1.FirstTime) {
 					m.First = &TortureOneofs_FirstTime{FirstTime: fieldmap.Clone(s1.FirstTime)}
 					n++
 				}
@@ -4065,7 +4075,12 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 		case 23:
 			if win.Cover&(1<<23) != 0 {
 				if s1, ok := src.First.(*TortureOneofs_FirstLabel); ok && s1 != nil {
-					if d1, ok := m.First.(*TortureOneofs_FirstLabel); !ok || d1 == nil || !fieldmap.Equal(d1.FirstLabel, s1.FirstLabel) {
+					if d1, ok := m.First.(*TortureOneofs_FirstLabel); !ok || d1 == nil || !(func(x, y *other.Label) bool {
+						if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x, y)
+					})(d1.FirstLabel, s1.FirstLabel) {
 						m.First = &TortureOneofs_FirstLabel{FirstLabel: fieldmap.Clone(s1.FirstLabel)}
 						n++
 					}

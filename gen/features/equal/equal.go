@@ -204,16 +204,9 @@ func (f *feature) flush() {
 }
 
 // messageEqualFunc returns a Go func value comparing two messages of type
-// msg: the generated method when there is one, else the fieldmap runtime.
+// msg (gen.MessageEqualFunc).
 func (f *feature) messageEqualFunc(msg *protogen.Message) string {
-	g := f.g
-	if name := wellKnown[msg.Desc.FullName()]; name != "" && gen.IsWellKnown(msg) {
-		return g.Fieldmap("Equal" + name)
-	}
-	if f.local(msg) {
-		return "(" + g.MessageType(msg) + ").Equal"
-	}
-	return g.Fieldmap("Equal") + "[" + g.MessageType(msg) + "]"
+	return f.g.MessageEqualFunc(msg)
 }
 
 // local reports whether msg has a generated Equal method.

@@ -544,7 +544,7 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 		m.Longitude = src.Longitude
 		n++
 	}
-	if win.Cover&(1<<2) != 0 && !fieldmap.Equal(m.Since, src.Since) {
+	if win.Cover&(1<<2) != 0 && !fieldmap.EqualTimestamp(m.Since, src.Since) {
 		m.Since = fieldmap.Clone(src.Since)
 		n++
 	}
@@ -656,7 +656,7 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 				n += m.Quota.copyInAt(src.Quota, fm, at+14, win.Shift(14))
 			}
 		case 17:
-			if !fieldmap.Equal(m.Timeout, src.Timeout) {
+			if !fieldmap.EqualDuration(m.Timeout, src.Timeout) {
 				m.Timeout = fieldmap.Clone(src.Timeout)
 				n++
 			}

@@ -2176,7 +2176,12 @@ func (m *Hello) Equal(o *Hello) bool {
 	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
-	if !fieldmap.Equal(m.CloudletKey, o.CloudletKey) ||
+	if !(func(x, y *edgeproto.CloudletKey) bool {
+		if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x, y)
+	})(m.CloudletKey, o.CloudletKey) ||
 		m.AccessKey != o.AccessKey ||
 		m.Instance != o.Instance ||
 		m.ResumeRevision != o.ResumeRevision {
@@ -2197,7 +2202,12 @@ func (m *Report) Equal(o *Report) bool {
 	switch a := m.Info.(type) {
 	case *Report_CloudletInfo:
 		if b, ok := o.Info.(*Report_CloudletInfo); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.CloudletInfo, b.CloudletInfo, fieldmap.Equal[*edgeproto.CloudletInfo]) {
+			if !fieldmap.EqualElem(a.CloudletInfo, b.CloudletInfo, func(x, y *edgeproto.CloudletInfo) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletInfo]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _Report_Info_isSet(o.Info) {
@@ -2205,7 +2215,12 @@ func (m *Report) Equal(o *Report) bool {
 		}
 	case *Report_ClusterInstInfo:
 		if b, ok := o.Info.(*Report_ClusterInstInfo); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.ClusterInstInfo, b.ClusterInstInfo, fieldmap.Equal[*edgeproto.ClusterInstInfo]) {
+			if !fieldmap.EqualElem(a.ClusterInstInfo, b.ClusterInstInfo, func(x, y *edgeproto.ClusterInstInfo) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterInstInfo]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _Report_Info_isSet(o.Info) {
@@ -2213,7 +2228,12 @@ func (m *Report) Equal(o *Report) bool {
 		}
 	case *Report_AppInstInfo:
 		if b, ok := o.Info.(*Report_AppInstInfo); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.AppInstInfo, b.AppInstInfo, fieldmap.Equal[*edgeproto.AppInstInfo]) {
+			if !fieldmap.EqualElem(a.AppInstInfo, b.AppInstInfo, func(x, y *edgeproto.AppInstInfo) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstInfo]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _Report_Info_isSet(o.Info) {
@@ -2221,7 +2241,12 @@ func (m *Report) Equal(o *Report) bool {
 		}
 	case *Report_TrustPolicyException:
 		if b, ok := o.Info.(*Report_TrustPolicyException); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.TrustPolicyException, b.TrustPolicyException, fieldmap.Equal[*edgeproto.TrustPolicyException]) {
+			if !fieldmap.EqualElem(a.TrustPolicyException, b.TrustPolicyException, func(x, y *edgeproto.TrustPolicyException) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyException]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _Report_Info_isSet(o.Info) {
@@ -2361,7 +2386,12 @@ func (m *Update) Equal(o *Update) bool {
 	switch a := m.Object.(type) {
 	case *Update_Settings:
 		if b, ok := o.Object.(*Update_Settings); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Settings, b.Settings, fieldmap.Equal[*edgeproto.Settings]) {
+			if !fieldmap.EqualElem(a.Settings, b.Settings, func(x, y *edgeproto.Settings) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.Settings]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _Update_Object_isSet(o.Object) {
@@ -2369,7 +2399,12 @@ func (m *Update) Equal(o *Update) bool {
 		}
 	case *Update_Flavor:
 		if b, ok := o.Object.(*Update_Flavor); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Flavor, b.Flavor, fieldmap.Equal[*edgeproto.Flavor]) {
+			if !fieldmap.EqualElem(a.Flavor, b.Flavor, func(x, y *edgeproto.Flavor) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.Flavor]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _Update_Object_isSet(o.Object) {
@@ -2377,7 +2412,12 @@ func (m *Update) Equal(o *Update) bool {
 		}
 	case *Update_Cloudlet:
 		if b, ok := o.Object.(*Update_Cloudlet); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Cloudlet, b.Cloudlet, fieldmap.Equal[*edgeproto.Cloudlet]) {
+			if !fieldmap.EqualElem(a.Cloudlet, b.Cloudlet, func(x, y *edgeproto.Cloudlet) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.Cloudlet]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _Update_Object_isSet(o.Object) {
@@ -2385,7 +2425,12 @@ func (m *Update) Equal(o *Update) bool {
 		}
 	case *Update_TrustPolicy:
 		if b, ok := o.Object.(*Update_TrustPolicy); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.TrustPolicy, b.TrustPolicy, fieldmap.Equal[*edgeproto.TrustPolicy]) {
+			if !fieldmap.EqualElem(a.TrustPolicy, b.TrustPolicy, func(x, y *edgeproto.TrustPolicy) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicy]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _Update_Object_isSet(o.Object) {
@@ -2393,7 +2438,12 @@ func (m *Update) Equal(o *Update) bool {
 		}
 	case *Update_App:
 		if b, ok := o.Object.(*Update_App); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.App, b.App, fieldmap.Equal[*edgeproto.App]) {
+			if !fieldmap.EqualElem(a.App, b.App, func(x, y *edgeproto.App) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.App]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _Update_Object_isSet(o.Object) {
@@ -2401,7 +2451,12 @@ func (m *Update) Equal(o *Update) bool {
 		}
 	case *Update_ClusterInst:
 		if b, ok := o.Object.(*Update_ClusterInst); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.ClusterInst, b.ClusterInst, fieldmap.Equal[*edgeproto.ClusterInst]) {
+			if !fieldmap.EqualElem(a.ClusterInst, b.ClusterInst, func(x, y *edgeproto.ClusterInst) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterInst]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _Update_Object_isSet(o.Object) {
@@ -2409,7 +2464,12 @@ func (m *Update) Equal(o *Update) bool {
 		}
 	case *Update_AppInst:
 		if b, ok := o.Object.(*Update_AppInst); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.AppInst, b.AppInst, fieldmap.Equal[*edgeproto.AppInst]) {
+			if !fieldmap.EqualElem(a.AppInst, b.AppInst, func(x, y *edgeproto.AppInst) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInst]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _Update_Object_isSet(o.Object) {
@@ -2417,7 +2477,12 @@ func (m *Update) Equal(o *Update) bool {
 		}
 	case *Update_TrustPolicyException:
 		if b, ok := o.Object.(*Update_TrustPolicyException); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.TrustPolicyException, b.TrustPolicyException, fieldmap.Equal[*edgeproto.TrustPolicyException]) {
+			if !fieldmap.EqualElem(a.TrustPolicyException, b.TrustPolicyException, func(x, y *edgeproto.TrustPolicyException) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyException]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _Update_Object_isSet(o.Object) {
@@ -2560,7 +2625,12 @@ func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Hello)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+		if !(func(x, y *edgeproto.CloudletKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.CloudletKey, src.CloudletKey) {
 			m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
 		}
 	} else if win.Below&(1<<0) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
@@ -2605,7 +2675,12 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	if win.Cover&(1<<1) != 0 {
 		if s1, ok := src.Info.(*Report_CloudletInfo); ok && s1 != nil {
-			if d1, ok := m.Info.(*Report_CloudletInfo); !ok || d1 == nil || !fieldmap.Equal(d1.CloudletInfo, s1.CloudletInfo) {
+			if d1, ok := m.Info.(*Report_CloudletInfo); !ok || d1 == nil || !(func(x, y *edgeproto.CloudletInfo) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletInfo]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.CloudletInfo, s1.CloudletInfo) {
 				m.Info = &Report_CloudletInfo{CloudletInfo: fieldmap.Clone(s1.CloudletInfo)}
 				n++
 			}
@@ -2636,7 +2711,12 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	if win.Cover&(1<<54) != 0 {
 		if s1, ok := src.Info.(*Report_ClusterInstInfo); ok && s1 != nil {
-			if d1, ok := m.Info.(*Report_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
+			if d1, ok := m.Info.(*Report_ClusterInstInfo); !ok || d1 == nil || !(func(x, y *edgeproto.ClusterInstInfo) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterInstInfo]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.ClusterInstInfo, s1.ClusterInstInfo) {
 				m.Info = &Report_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
 				n++
 			}
@@ -2668,7 +2748,12 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 	cw1 := fm.Window(at + 64)
 	if cw1.Cover&(1<<22) != 0 {
 		if s1, ok := src.Info.(*Report_AppInstInfo); ok && s1 != nil {
-			if d1, ok := m.Info.(*Report_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
+			if d1, ok := m.Info.(*Report_AppInstInfo); !ok || d1 == nil || !(func(x, y *edgeproto.AppInstInfo) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstInfo]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.AppInstInfo, s1.AppInstInfo) {
 				m.Info = &Report_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
 				n++
 			}
@@ -2702,7 +2787,12 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	if cw1.Cover&(1<<51) != 0 {
 		if s1, ok := src.Info.(*Report_TrustPolicyException); ok && s1 != nil {
-			if d1, ok := m.Info.(*Report_TrustPolicyException); !ok || d1 == nil || !fieldmap.Equal(d1.TrustPolicyException, s1.TrustPolicyException) {
+			if d1, ok := m.Info.(*Report_TrustPolicyException); !ok || d1 == nil || !(func(x, y *edgeproto.TrustPolicyException) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyException]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.TrustPolicyException, s1.TrustPolicyException) {
 				m.Info = &Report_TrustPolicyException{TrustPolicyException: fieldmap.Clone(s1.TrustPolicyException)}
 				n++
 			}
@@ -2743,7 +2833,12 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
+				if !(func(x, y *edgeproto.CloudletKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Key, src.Key) {
 					m.Key, n = fieldmap.Clone(src.Key), n+1
 				}
 			} else if m.Key != nil || src.Key != nil {
@@ -2772,7 +2867,12 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				if !fieldmap.Equal(m.Status, src.Status) {
+				if !(func(x, y *edgeproto.StatusInfo) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.StatusInfo]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Status, src.Status) {
 					m.Status, n = fieldmap.Clone(src.Status), n+1
 				}
 			} else if m.Status != nil || src.Status != nil {
@@ -2783,7 +2883,12 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				if !fieldmap.Equal(m.ResourcesSnapshot, src.ResourcesSnapshot) {
+				if !(func(x, y *edgeproto.InfraResourcesSnapshot) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.InfraResourcesSnapshot]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.ResourcesSnapshot, src.ResourcesSnapshot) {
 					m.ResourcesSnapshot, n = fieldmap.Clone(src.ResourcesSnapshot), n+1
 				}
 			} else if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
@@ -2801,7 +2906,7 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 		case 49:
 			n += fieldmap.Set(&m.ActiveCrmInstance, src.ActiveCrmInstance)
 		case 50:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
@@ -2881,7 +2986,7 @@ func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt
 	if (win.Cover|win.Below)&(1<<11) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+11), &m.VmAppInsts, src.VmAppInsts)
 	}
-	if win.Cover&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
+	if win.Cover&(1<<14) != 0 && !fieldmap.EqualTimestamp(m.TakenAt, src.TakenAt) {
 		m.TakenAt = fieldmap.Clone(src.TakenAt)
 		n++
 	}
@@ -2974,7 +3079,12 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
+				if !(func(x, y *edgeproto.ClusterKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Key, src.Key) {
 					m.Key, n = fieldmap.Clone(src.Key), n+1
 				}
 			} else if m.Key != nil || src.Key != nil {
@@ -2991,7 +3101,12 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !fieldmap.Equal(m.Status, src.Status) {
+				if !(func(x, y *edgeproto.StatusInfo) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.StatusInfo]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Status, src.Status) {
 					m.Status, n = fieldmap.Clone(src.Status), n+1
 				}
 			} else if m.Status != nil || src.Status != nil {
@@ -3002,7 +3117,12 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 			}
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				if !fieldmap.Equal(m.Resources, src.Resources) {
+				if !(func(x, y *edgeproto.InfraResources) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.InfraResources]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Resources, src.Resources) {
 					m.Resources, n = fieldmap.Clone(src.Resources), n+1
 				}
 			} else if m.Resources != nil || src.Resources != nil {
@@ -3014,7 +3134,7 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 		case 28:
 			n += fieldmap.Set(&m.Kubeconfig, src.Kubeconfig)
 		case 29:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
@@ -3108,7 +3228,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
+				if !(func(x, y *edgeproto.AppInstKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Key, src.Key) {
 					m.Key, n = fieldmap.Clone(src.Key), n+1
 				}
 			} else if m.Key != nil || src.Key != nil {
@@ -3125,7 +3250,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !fieldmap.Equal(m.Status, src.Status) {
+				if !(func(x, y *edgeproto.StatusInfo) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.StatusInfo]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Status, src.Status) {
 					m.Status, n = fieldmap.Clone(src.Status), n+1
 				}
 			} else if m.Status != nil || src.Status != nil {
@@ -3138,7 +3268,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
-				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
+				if !(func(x, y *edgeproto.AppInstRuntime) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstRuntime]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.RuntimeInfo, src.RuntimeInfo) {
 					m.RuntimeInfo, n = fieldmap.Clone(src.RuntimeInfo), n+1
 				}
 			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
@@ -3150,7 +3285,7 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 		case 24:
 			n += fieldmap.Set(&m.Uri, src.Uri)
 		case 25:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
@@ -3210,7 +3345,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_copyInAt(m
 		src = new(edgeproto.TrustPolicyException)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
+		if !(func(x, y *edgeproto.TrustPolicyExceptionKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyExceptionKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.Key, src.Key) {
 			m.Key, n = fieldmap.Clone(src.Key), n+1
 		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -3240,7 +3380,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionKeyu340wz_copyInAt
 		src = new(edgeproto.TrustPolicyExceptionKey)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.AppKey, src.AppKey) {
+		if !(func(x, y *edgeproto.AppKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.AppKey, src.AppKey) {
 			m.AppKey, n = fieldmap.Clone(src.AppKey), n+1
 		}
 	} else if win.Below&(1<<0) != 0 && (m.AppKey != nil || src.AppKey != nil) {
@@ -3250,7 +3395,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionKeyu340wz_copyInAt
 		n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.AppKey, src.AppKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !fieldmap.Equal(m.CloudletPoolKey, src.CloudletPoolKey) {
+		if !(func(x, y *edgeproto.CloudletPoolKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletPoolKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.CloudletPoolKey, src.CloudletPoolKey) {
 			m.CloudletPoolKey, n = fieldmap.Clone(src.CloudletPoolKey), n+1
 		}
 	} else if win.Below&(1<<4) != 0 && (m.CloudletPoolKey != nil || src.CloudletPoolKey != nil) {
@@ -3322,7 +3472,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_co
 		src = new(edgeproto.TrustPolicyExceptionInstance)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.AppInstKey, src.AppInstKey) {
+		if !(func(x, y *edgeproto.AppInstKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.AppInstKey, src.AppInstKey) {
 			m.AppInstKey, n = fieldmap.Clone(src.AppInstKey), n+1
 		}
 	} else if win.Below&(1<<0) != 0 && (m.AppInstKey != nil || src.AppInstKey != nil) {
@@ -3332,7 +3487,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_co
 		n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.AppInstKey, src.AppInstKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+		if !(func(x, y *edgeproto.CloudletKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.CloudletKey, src.CloudletKey) {
 			m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
 		}
 	} else if win.Below&(1<<3) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
@@ -3348,7 +3508,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_co
 		n += fieldmap.CopyList(fm.ListActionAt(at+7), &m.Errors, src.Errors)
 	}
 	if win.Cover&(1<<8) != 0 {
-		if !fieldmap.Equal(m.ClusterKey, src.ClusterKey) {
+		if !(func(x, y *edgeproto.ClusterKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.ClusterKey, src.ClusterKey) {
 			m.ClusterKey, n = fieldmap.Clone(src.ClusterKey), n+1
 		}
 	} else if win.Below&(1<<8) != 0 && (m.ClusterKey != nil || src.ClusterKey != nil) {
@@ -3536,7 +3701,7 @@ func (m *SyncStart) copyInAt(src *SyncStart, fm *fieldmap.FieldMap, at int, win 
 	if win.Cover&(1<<0) != 0 && m.Revision != src.Revision {
 		m.Revision, n = src.Revision, n+1
 	}
-	if win.Cover&(1<<1) != 0 && !fieldmap.Equal(m.KeepaliveInterval, src.KeepaliveInterval) {
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualDuration(m.KeepaliveInterval, src.KeepaliveInterval) {
 		m.KeepaliveInterval = fieldmap.Clone(src.KeepaliveInterval)
 		n++
 	}
@@ -3559,7 +3724,12 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	if win.Cover&(1<<2) != 0 {
 		if s1, ok := src.Object.(*Update_Settings); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_Settings); !ok || d1 == nil || !fieldmap.Equal(d1.Settings, s1.Settings) {
+			if d1, ok := m.Object.(*Update_Settings); !ok || d1 == nil || !(func(x, y *edgeproto.Settings) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.Settings]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.Settings, s1.Settings) {
 				m.Object = &Update_Settings{Settings: fieldmap.Clone(s1.Settings)}
 				n++
 			}
@@ -3590,7 +3760,12 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	if win.Cover&(1<<17) != 0 {
 		if s1, ok := src.Object.(*Update_Flavor); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_Flavor); !ok || d1 == nil || !fieldmap.Equal(d1.Flavor, s1.Flavor) {
+			if d1, ok := m.Object.(*Update_Flavor); !ok || d1 == nil || !(func(x, y *edgeproto.Flavor) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.Flavor]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.Flavor, s1.Flavor) {
 				m.Object = &Update_Flavor{Flavor: fieldmap.Clone(s1.Flavor)}
 				n++
 			}
@@ -3621,7 +3796,12 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	if win.Cover&(1<<25) != 0 {
 		if s1, ok := src.Object.(*Update_Cloudlet); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_Cloudlet); !ok || d1 == nil || !fieldmap.Equal(d1.Cloudlet, s1.Cloudlet) {
+			if d1, ok := m.Object.(*Update_Cloudlet); !ok || d1 == nil || !(func(x, y *edgeproto.Cloudlet) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.Cloudlet]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.Cloudlet, s1.Cloudlet) {
 				m.Object = &Update_Cloudlet{Cloudlet: fieldmap.Clone(s1.Cloudlet)}
 				n++
 			}
@@ -3652,7 +3832,12 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	if win.Cover&(1<<63) != 0 {
 		if s1, ok := src.Object.(*Update_TrustPolicy); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_TrustPolicy); !ok || d1 == nil || !fieldmap.Equal(d1.TrustPolicy, s1.TrustPolicy) {
+			if d1, ok := m.Object.(*Update_TrustPolicy); !ok || d1 == nil || !(func(x, y *edgeproto.TrustPolicy) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicy]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.TrustPolicy, s1.TrustPolicy) {
 				m.Object = &Update_TrustPolicy{TrustPolicy: fieldmap.Clone(s1.TrustPolicy)}
 				n++
 			}
@@ -3684,7 +3869,12 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 	cw1 := fm.Window(at + 64)
 	if cw1.Cover&(1<<8) != 0 {
 		if s1, ok := src.Object.(*Update_App); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_App); !ok || d1 == nil || !fieldmap.Equal(d1.App, s1.App) {
+			if d1, ok := m.Object.(*Update_App); !ok || d1 == nil || !(func(x, y *edgeproto.App) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.App]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.App, s1.App) {
 				m.Object = &Update_App{App: fieldmap.Clone(s1.App)}
 				n++
 			}
@@ -3715,7 +3905,12 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	if cw1.Cover&(1<<49) != 0 {
 		if s1, ok := src.Object.(*Update_ClusterInst); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_ClusterInst); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInst, s1.ClusterInst) {
+			if d1, ok := m.Object.(*Update_ClusterInst); !ok || d1 == nil || !(func(x, y *edgeproto.ClusterInst) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterInst]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.ClusterInst, s1.ClusterInst) {
 				m.Object = &Update_ClusterInst{ClusterInst: fieldmap.Clone(s1.ClusterInst)}
 				n++
 			}
@@ -3747,7 +3942,12 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 	cw2 := fm.Window(at + 128)
 	if cw2.Cover&(1<<31) != 0 {
 		if s1, ok := src.Object.(*Update_AppInst); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_AppInst); !ok || d1 == nil || !fieldmap.Equal(d1.AppInst, s1.AppInst) {
+			if d1, ok := m.Object.(*Update_AppInst); !ok || d1 == nil || !(func(x, y *edgeproto.AppInst) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInst]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.AppInst, s1.AppInst) {
 				m.Object = &Update_AppInst{AppInst: fieldmap.Clone(s1.AppInst)}
 				n++
 			}
@@ -3779,7 +3979,12 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 	cw3 := fm.Window(at + 192)
 	if cw3.Cover&(1<<9) != 0 {
 		if s1, ok := src.Object.(*Update_TrustPolicyException); ok && s1 != nil {
-			if d1, ok := m.Object.(*Update_TrustPolicyException); !ok || d1 == nil || !fieldmap.Equal(d1.TrustPolicyException, s1.TrustPolicyException) {
+			if d1, ok := m.Object.(*Update_TrustPolicyException); !ok || d1 == nil || !(func(x, y *edgeproto.TrustPolicyException) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyException]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.TrustPolicyException, s1.TrustPolicyException) {
 				m.Object = &Update_TrustPolicyException{TrustPolicyException: fieldmap.Clone(s1.TrustPolicyException)}
 				n++
 			}
@@ -3819,62 +4024,62 @@ func _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(m, src *edgepr
 	for x := win.Cover & 0x3fff; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if !fieldmap.Equal(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
+			if !fieldmap.EqualDuration(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
 				m.CreateClusterInstTimeout = fieldmap.Clone(src.CreateClusterInstTimeout)
 				n++
 			}
 		case 1:
-			if !fieldmap.Equal(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
+			if !fieldmap.EqualDuration(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
 				m.UpdateClusterInstTimeout = fieldmap.Clone(src.UpdateClusterInstTimeout)
 				n++
 			}
 		case 2:
-			if !fieldmap.Equal(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
+			if !fieldmap.EqualDuration(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
 				m.DeleteClusterInstTimeout = fieldmap.Clone(src.DeleteClusterInstTimeout)
 				n++
 			}
 		case 3:
-			if !fieldmap.Equal(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
+			if !fieldmap.EqualDuration(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
 				m.CreateAppInstTimeout = fieldmap.Clone(src.CreateAppInstTimeout)
 				n++
 			}
 		case 4:
-			if !fieldmap.Equal(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
+			if !fieldmap.EqualDuration(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
 				m.UpdateAppInstTimeout = fieldmap.Clone(src.UpdateAppInstTimeout)
 				n++
 			}
 		case 5:
-			if !fieldmap.Equal(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
+			if !fieldmap.EqualDuration(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
 				m.DeleteAppInstTimeout = fieldmap.Clone(src.DeleteAppInstTimeout)
 				n++
 			}
 		case 6:
-			if !fieldmap.Equal(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
+			if !fieldmap.EqualDuration(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
 				m.CreateCloudletTimeout = fieldmap.Clone(src.CreateCloudletTimeout)
 				n++
 			}
 		case 7:
-			if !fieldmap.Equal(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
+			if !fieldmap.EqualDuration(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
 				m.UpdateCloudletTimeout = fieldmap.Clone(src.UpdateCloudletTimeout)
 				n++
 			}
 		case 8:
-			if !fieldmap.Equal(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
+			if !fieldmap.EqualDuration(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
 				m.CloudletInfoPushInterval = fieldmap.Clone(src.CloudletInfoPushInterval)
 				n++
 			}
 		case 9:
-			if !fieldmap.Equal(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
+			if !fieldmap.EqualDuration(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
 				m.ResourceSnapshotInterval = fieldmap.Clone(src.ResourceSnapshotInterval)
 				n++
 			}
 		case 10:
-			if !fieldmap.Equal(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
+			if !fieldmap.EqualDuration(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
 				m.CloudletMaintenanceTimeout = fieldmap.Clone(src.CloudletMaintenanceTimeout)
 				n++
 			}
 		case 11:
-			if !fieldmap.Equal(m.CrmConnectTimeout, src.CrmConnectTimeout) {
+			if !fieldmap.EqualDuration(m.CrmConnectTimeout, src.CrmConnectTimeout) {
 				m.CrmConnectTimeout = fieldmap.Clone(src.CrmConnectTimeout)
 				n++
 			}
@@ -3893,7 +4098,12 @@ func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(m, src *edgepro
 		src = new(edgeproto.Flavor)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
+		if !(func(x, y *edgeproto.FlavorKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.FlavorKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.Key, src.Key) {
 			m.Key, n = fieldmap.Clone(src.Key), n+1
 		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -3940,7 +4150,12 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
+				if !(func(x, y *edgeproto.CloudletKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Key, src.Key) {
 					m.Key, n = fieldmap.Clone(src.Key), n+1
 				}
 			} else if m.Key != nil || src.Key != nil {
@@ -3957,7 +4172,12 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 			n += fieldmap.Set(&m.PlatformType, src.PlatformType)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !fieldmap.Equal(m.Location, src.Location) {
+				if !(func(x, y *edgeproto.Location) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.Location]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Location, src.Location) {
 					m.Location, n = fieldmap.Clone(src.Location), n+1
 				}
 			} else if m.Location != nil || src.Location != nil {
@@ -3976,7 +4196,12 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 			n += fieldmap.CopyMap(fm.ListActionAt(at+15), &m.EnvVars, src.EnvVars)
 		case 16:
 			if win.Cover&(1<<16) != 0 {
-				if !fieldmap.Equal(m.Config, src.Config) {
+				if !(func(x, y *edgeproto.PlatformConfig) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.PlatformConfig]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Config, src.Config) {
 					m.Config, n = fieldmap.Clone(src.Config), n+1
 				}
 			} else if m.Config != nil || src.Config != nil {
@@ -4004,12 +4229,12 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 		case 33:
 			n += fieldmap.Set(&m.NumDynamicIps, src.NumDynamicIps)
 		case 34:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
 		case 35:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
@@ -4091,7 +4316,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(m, src *ed
 		src = new(edgeproto.TrustPolicy)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
+		if !(func(x, y *edgeproto.TrustPolicyKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.Key, src.Key) {
 			m.Key, n = fieldmap.Clone(src.Key), n+1
 		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -4129,7 +4359,12 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
+				if !(func(x, y *edgeproto.AppKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Key, src.Key) {
 					m.Key, n = fieldmap.Clone(src.Key), n+1
 				}
 			} else if m.Key != nil || src.Key != nil {
@@ -4171,12 +4406,12 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 		case 36:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+36), &m.Annotations, src.Annotations)
 		case 37:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
 		case 38:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
@@ -4259,7 +4494,12 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
+				if !(func(x, y *edgeproto.ClusterKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Key, src.Key) {
 					m.Key, n = fieldmap.Clone(src.Key), n+1
 				}
 			} else if m.Key != nil || src.Key != nil {
@@ -4270,7 +4510,12 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+				if !(func(x, y *edgeproto.CloudletKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.CloudletKey, src.CloudletKey) {
 					m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
 				}
 			} else if m.CloudletKey != nil || src.CloudletKey != nil {
@@ -4297,7 +4542,12 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 			n += fieldmap.Set(&m.KubernetesVersion, src.KubernetesVersion)
 		case 23:
 			if win.Cover&(1<<23) != 0 {
-				if !fieldmap.Equal(m.Resources, src.Resources) {
+				if !(func(x, y *edgeproto.InfraResources) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.InfraResources]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Resources, src.Resources) {
 					m.Resources, n = fieldmap.Clone(src.Resources), n+1
 				}
 			} else if m.Resources != nil || src.Resources != nil {
@@ -4315,12 +4565,12 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 		case 41:
 			n += fieldmap.Set(&m.MultiTenant, src.MultiTenant)
 		case 42:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
 		case 43:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
@@ -4343,7 +4593,12 @@ func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgep
 		m.NumNodes, n = src.NumNodes, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !fieldmap.Equal(m.NodeResources, src.NodeResources) {
+		if !(func(x, y *edgeproto.NodeResources) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.NodeResources]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.NodeResources, src.NodeResources) {
 			m.NodeResources, n = fieldmap.Clone(src.NodeResources), n+1
 		}
 	} else if win.Below&(1<<2) != 0 && (m.NodeResources != nil || src.NodeResources != nil) {
@@ -4390,7 +4645,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
+				if !(func(x, y *edgeproto.AppInstKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Key, src.Key) {
 					m.Key, n = fieldmap.Clone(src.Key), n+1
 				}
 			} else if m.Key != nil || src.Key != nil {
@@ -4401,7 +4661,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				if !fieldmap.Equal(m.AppKey, src.AppKey) {
+				if !(func(x, y *edgeproto.AppKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.AppKey, src.AppKey) {
 					m.AppKey, n = fieldmap.Clone(src.AppKey), n+1
 				}
 			} else if m.AppKey != nil || src.AppKey != nil {
@@ -4412,7 +4677,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 			}
 		case 7:
 			if win.Cover&(1<<7) != 0 {
-				if !fieldmap.Equal(m.ClusterKey, src.ClusterKey) {
+				if !(func(x, y *edgeproto.ClusterKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.ClusterKey, src.ClusterKey) {
 					m.ClusterKey, n = fieldmap.Clone(src.ClusterKey), n+1
 				}
 			} else if m.ClusterKey != nil || src.ClusterKey != nil {
@@ -4423,7 +4693,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+				if !(func(x, y *edgeproto.CloudletKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.CloudletKey, src.CloudletKey) {
 					m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
 				}
 			} else if m.CloudletKey != nil || src.CloudletKey != nil {
@@ -4448,7 +4723,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 27:
 			if win.Cover&(1<<27) != 0 {
-				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
+				if !(func(x, y *edgeproto.AppInstRuntime) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstRuntime]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.RuntimeInfo, src.RuntimeInfo) {
 					m.RuntimeInfo, n = fieldmap.Clone(src.RuntimeInfo), n+1
 				}
 			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
@@ -4460,12 +4740,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 		case 37:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+37), &m.Annotations, src.Annotations)
 		case 38:
-			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
 		case 39:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}

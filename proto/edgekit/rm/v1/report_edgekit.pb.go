@@ -601,7 +601,12 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 	switch a := m.Info.(type) {
 	case *ReportInfoRequest_CloudletInfo:
 		if b, ok := o.Info.(*ReportInfoRequest_CloudletInfo); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.CloudletInfo, b.CloudletInfo, fieldmap.Equal[*edgeproto.CloudletInfo]) {
+			if !fieldmap.EqualElem(a.CloudletInfo, b.CloudletInfo, func(x, y *edgeproto.CloudletInfo) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletInfo]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
@@ -609,7 +614,12 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 		}
 	case *ReportInfoRequest_ClusterInstInfo:
 		if b, ok := o.Info.(*ReportInfoRequest_ClusterInstInfo); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.ClusterInstInfo, b.ClusterInstInfo, fieldmap.Equal[*edgeproto.ClusterInstInfo]) {
+			if !fieldmap.EqualElem(a.ClusterInstInfo, b.ClusterInstInfo, func(x, y *edgeproto.ClusterInstInfo) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterInstInfo]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
@@ -617,7 +627,12 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 		}
 	case *ReportInfoRequest_AppInstInfo:
 		if b, ok := o.Info.(*ReportInfoRequest_AppInstInfo); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.AppInstInfo, b.AppInstInfo, fieldmap.Equal[*edgeproto.AppInstInfo]) {
+			if !fieldmap.EqualElem(a.AppInstInfo, b.AppInstInfo, func(x, y *edgeproto.AppInstInfo) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstInfo]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
@@ -625,7 +640,12 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 		}
 	case *ReportInfoRequest_TrustPolicyException:
 		if b, ok := o.Info.(*ReportInfoRequest_TrustPolicyException); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.TrustPolicyException, b.TrustPolicyException, fieldmap.Equal[*edgeproto.TrustPolicyException]) {
+			if !fieldmap.EqualElem(a.TrustPolicyException, b.TrustPolicyException, func(x, y *edgeproto.TrustPolicyException) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyException]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			}) {
 				return false
 			}
 		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
@@ -704,7 +724,12 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 	}
 	if win.Cover&(1<<0) != 0 {
 		if s1, ok := src.Info.(*ReportInfoRequest_CloudletInfo); ok && s1 != nil {
-			if d1, ok := m.Info.(*ReportInfoRequest_CloudletInfo); !ok || d1 == nil || !fieldmap.Equal(d1.CloudletInfo, s1.CloudletInfo) {
+			if d1, ok := m.Info.(*ReportInfoRequest_CloudletInfo); !ok || d1 == nil || !(func(x, y *edgeproto.CloudletInfo) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletInfo]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.CloudletInfo, s1.CloudletInfo) {
 				m.Info = &ReportInfoRequest_CloudletInfo{CloudletInfo: fieldmap.Clone(s1.CloudletInfo)}
 				n++
 			}
@@ -735,7 +760,12 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 	}
 	if win.Cover&(1<<53) != 0 {
 		if s1, ok := src.Info.(*ReportInfoRequest_ClusterInstInfo); ok && s1 != nil {
-			if d1, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
+			if d1, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); !ok || d1 == nil || !(func(x, y *edgeproto.ClusterInstInfo) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterInstInfo]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.ClusterInstInfo, s1.ClusterInstInfo) {
 				m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
 				n++
 			}
@@ -767,7 +797,12 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 	cw1 := fm.Window(at + 64)
 	if cw1.Cover&(1<<21) != 0 {
 		if s1, ok := src.Info.(*ReportInfoRequest_AppInstInfo); ok && s1 != nil {
-			if d1, ok := m.Info.(*ReportInfoRequest_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
+			if d1, ok := m.Info.(*ReportInfoRequest_AppInstInfo); !ok || d1 == nil || !(func(x, y *edgeproto.AppInstInfo) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstInfo]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.AppInstInfo, s1.AppInstInfo) {
 				m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
 				n++
 			}
@@ -811,7 +846,12 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 	}
 	if cw1.Cover&(1<<53) != 0 {
 		if s1, ok := src.Info.(*ReportInfoRequest_TrustPolicyException); ok && s1 != nil {
-			if d1, ok := m.Info.(*ReportInfoRequest_TrustPolicyException); !ok || d1 == nil || !fieldmap.Equal(d1.TrustPolicyException, s1.TrustPolicyException) {
+			if d1, ok := m.Info.(*ReportInfoRequest_TrustPolicyException); !ok || d1 == nil || !(func(x, y *edgeproto.TrustPolicyException) bool {
+				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyException]); ok {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x, y)
+			})(d1.TrustPolicyException, s1.TrustPolicyException) {
 				m.Info = &ReportInfoRequest_TrustPolicyException{TrustPolicyException: fieldmap.Clone(s1.TrustPolicyException)}
 				n++
 			}
@@ -852,7 +892,12 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
+				if !(func(x, y *edgeproto.CloudletKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Key, src.Key) {
 					m.Key, n = fieldmap.Clone(src.Key), n+1
 				}
 			} else if m.Key != nil || src.Key != nil {
@@ -881,7 +926,12 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				if !fieldmap.Equal(m.Status, src.Status) {
+				if !(func(x, y *edgeproto.StatusInfo) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.StatusInfo]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Status, src.Status) {
 					m.Status, n = fieldmap.Clone(src.Status), n+1
 				}
 			} else if m.Status != nil || src.Status != nil {
@@ -892,7 +942,12 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				if !fieldmap.Equal(m.ResourcesSnapshot, src.ResourcesSnapshot) {
+				if !(func(x, y *edgeproto.InfraResourcesSnapshot) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.InfraResourcesSnapshot]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.ResourcesSnapshot, src.ResourcesSnapshot) {
 					m.ResourcesSnapshot, n = fieldmap.Clone(src.ResourcesSnapshot), n+1
 				}
 			} else if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
@@ -910,7 +965,7 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 		case 49:
 			n += fieldmap.Set(&m.ActiveCrmInstance, src.ActiveCrmInstance)
 		case 50:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
@@ -1004,7 +1059,7 @@ func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, 
 	if (win.Cover|win.Below)&(1<<11) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+11), &m.VmAppInsts, src.VmAppInsts)
 	}
-	if win.Cover&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
+	if win.Cover&(1<<14) != 0 && !fieldmap.EqualTimestamp(m.TakenAt, src.TakenAt) {
 		m.TakenAt = fieldmap.Clone(src.TakenAt)
 		n++
 	}
@@ -1097,7 +1152,12 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
+				if !(func(x, y *edgeproto.ClusterKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Key, src.Key) {
 					m.Key, n = fieldmap.Clone(src.Key), n+1
 				}
 			} else if m.Key != nil || src.Key != nil {
@@ -1114,7 +1174,12 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !fieldmap.Equal(m.Status, src.Status) {
+				if !(func(x, y *edgeproto.StatusInfo) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.StatusInfo]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Status, src.Status) {
 					m.Status, n = fieldmap.Clone(src.Status), n+1
 				}
 			} else if m.Status != nil || src.Status != nil {
@@ -1125,7 +1190,12 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 			}
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				if !fieldmap.Equal(m.Resources, src.Resources) {
+				if !(func(x, y *edgeproto.InfraResources) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.InfraResources]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Resources, src.Resources) {
 					m.Resources, n = fieldmap.Clone(src.Resources), n+1
 				}
 			} else if m.Resources != nil || src.Resources != nil {
@@ -1137,7 +1207,7 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 		case 28:
 			n += fieldmap.Set(&m.Kubeconfig, src.Kubeconfig)
 		case 29:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
@@ -1231,7 +1301,12 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
+				if !(func(x, y *edgeproto.AppInstKey) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstKey]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Key, src.Key) {
 					m.Key, n = fieldmap.Clone(src.Key), n+1
 				}
 			} else if m.Key != nil || src.Key != nil {
@@ -1248,7 +1323,12 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !fieldmap.Equal(m.Status, src.Status) {
+				if !(func(x, y *edgeproto.StatusInfo) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.StatusInfo]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.Status, src.Status) {
 					m.Status, n = fieldmap.Clone(src.Status), n+1
 				}
 			} else if m.Status != nil || src.Status != nil {
@@ -1261,7 +1341,12 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
-				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
+				if !(func(x, y *edgeproto.AppInstRuntime) bool {
+					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstRuntime]); ok {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x, y)
+				})(m.RuntimeInfo, src.RuntimeInfo) {
 					m.RuntimeInfo, n = fieldmap.Clone(src.RuntimeInfo), n+1
 				}
 			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
@@ -1273,7 +1358,7 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 		case 24:
 			n += fieldmap.Set(&m.Uri, src.Uri)
 		case 25:
-			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
@@ -1333,7 +1418,12 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_copyInAt(m, sr
 		src = new(edgeproto.TrustPolicyException)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
+		if !(func(x, y *edgeproto.TrustPolicyExceptionKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyExceptionKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.Key, src.Key) {
 			m.Key, n = fieldmap.Clone(src.Key), n+1
 		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -1363,7 +1453,12 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionKeyu340wz_copyInAt(m, 
 		src = new(edgeproto.TrustPolicyExceptionKey)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.AppKey, src.AppKey) {
+		if !(func(x, y *edgeproto.AppKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.AppKey, src.AppKey) {
 			m.AppKey, n = fieldmap.Clone(src.AppKey), n+1
 		}
 	} else if win.Below&(1<<0) != 0 && (m.AppKey != nil || src.AppKey != nil) {
@@ -1373,7 +1468,12 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionKeyu340wz_copyInAt(m, 
 		n += _File_edgekit_rm_v1_report_proto_AppKey2ii4cv_copyInAt(m.AppKey, src.AppKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !fieldmap.Equal(m.CloudletPoolKey, src.CloudletPoolKey) {
+		if !(func(x, y *edgeproto.CloudletPoolKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletPoolKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.CloudletPoolKey, src.CloudletPoolKey) {
 			m.CloudletPoolKey, n = fieldmap.Clone(src.CloudletPoolKey), n+1
 		}
 	} else if win.Below&(1<<4) != 0 && (m.CloudletPoolKey != nil || src.CloudletPoolKey != nil) {
@@ -1445,7 +1545,12 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_copyIn
 		src = new(edgeproto.TrustPolicyExceptionInstance)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.AppInstKey, src.AppInstKey) {
+		if !(func(x, y *edgeproto.AppInstKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.AppInstKey, src.AppInstKey) {
 			m.AppInstKey, n = fieldmap.Clone(src.AppInstKey), n+1
 		}
 	} else if win.Below&(1<<0) != 0 && (m.AppInstKey != nil || src.AppInstKey != nil) {
@@ -1455,7 +1560,12 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_copyIn
 		n += _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m.AppInstKey, src.AppInstKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+		if !(func(x, y *edgeproto.CloudletKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.CloudletKey, src.CloudletKey) {
 			m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
 		}
 	} else if win.Below&(1<<3) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
@@ -1471,7 +1581,12 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_copyIn
 		n += fieldmap.CopyList(fm.ListActionAt(at+7), &m.Errors, src.Errors)
 	}
 	if win.Cover&(1<<8) != 0 {
-		if !fieldmap.Equal(m.ClusterKey, src.ClusterKey) {
+		if !(func(x, y *edgeproto.ClusterKey) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterKey]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.ClusterKey, src.ClusterKey) {
 			m.ClusterKey, n = fieldmap.Clone(src.ClusterKey), n+1
 		}
 	} else if win.Below&(1<<8) != 0 && (m.ClusterKey != nil || src.ClusterKey != nil) {

@@ -730,63 +730,323 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m_), unsafe.Pointer(o_)); done {
 		return eq
 	}
-	if !fieldmap.Equal(m_.WOne, o_.WOne) ||
-		!fieldmap.EqualMessageListFunc(m_.WList, o_.WList, fieldmap.Equal[*w.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.WMap, o_.WMap, fieldmap.Equal[*w.Leaf]) ||
-		!fieldmap.Equal(m_.AOne, o_.AOne) ||
-		!fieldmap.EqualMessageListFunc(m_.AList, o_.AList, fieldmap.Equal[*a.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.AMap, o_.AMap, fieldmap.Equal[*a.Leaf]) ||
-		!fieldmap.Equal(m_.BOne, o_.BOne) ||
-		!fieldmap.EqualMessageListFunc(m_.BList, o_.BList, fieldmap.Equal[*b.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.BMap, o_.BMap, fieldmap.Equal[*b.Leaf]) ||
-		!fieldmap.Equal(m_.OkOne, o_.OkOne) ||
-		!fieldmap.EqualMessageListFunc(m_.OkList, o_.OkList, fieldmap.Equal[*ok.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.OkMap, o_.OkMap, fieldmap.Equal[*ok.Leaf]) ||
-		!fieldmap.Equal(m_.D1One, o_.D1One) ||
-		!fieldmap.EqualMessageListFunc(m_.D1List, o_.D1List, fieldmap.Equal[*d1.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.D1Map, o_.D1Map, fieldmap.Equal[*d1.Leaf]) ||
-		!fieldmap.Equal(m_.S1One, o_.S1One) ||
-		!fieldmap.EqualMessageListFunc(m_.S1List, o_.S1List, fieldmap.Equal[*s1.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.S1Map, o_.S1Map, fieldmap.Equal[*s1.Leaf]) ||
-		!fieldmap.Equal(m_.Sv0One, o_.Sv0One) ||
-		!fieldmap.EqualMessageListFunc(m_.Sv0List, o_.Sv0List, fieldmap.Equal[*sv0.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.Sv0Map, o_.Sv0Map, fieldmap.Equal[*sv0.Leaf]) ||
-		!fieldmap.Equal(m_.MOne, o_.MOne) ||
-		!fieldmap.EqualMessageListFunc(m_.MList, o_.MList, fieldmap.Equal[*m.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.MMap, o_.MMap, fieldmap.Equal[*m.Leaf]) ||
-		!fieldmap.Equal(m_.SrcOne, o_.SrcOne) ||
-		!fieldmap.EqualMessageListFunc(m_.SrcList, o_.SrcList, fieldmap.Equal[*src.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.SrcMap, o_.SrcMap, fieldmap.Equal[*src.Leaf]) ||
-		!fieldmap.Equal(m_.FmOne, o_.FmOne) ||
-		!fieldmap.EqualMessageListFunc(m_.FmList, o_.FmList, fieldmap.Equal[*fm.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.FmMap, o_.FmMap, fieldmap.Equal[*fm.Leaf]) ||
-		!fieldmap.Equal(m_.AtOne, o_.AtOne) ||
-		!fieldmap.EqualMessageListFunc(m_.AtList, o_.AtList, fieldmap.Equal[*at.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.AtMap, o_.AtMap, fieldmap.Equal[*at.Leaf]) ||
-		!fieldmap.Equal(m_.COne, o_.COne) ||
-		!fieldmap.EqualMessageListFunc(m_.CList, o_.CList, fieldmap.Equal[*c.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.CMap, o_.CMap, fieldmap.Equal[*c.Leaf]) ||
-		!fieldmap.Equal(m_.OOne, o_.OOne) ||
-		!fieldmap.EqualMessageListFunc(m_.OList, o_.OList, fieldmap.Equal[*o.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.OMap, o_.OMap, fieldmap.Equal[*o.Leaf]) ||
-		!fieldmap.Equal(m_.XOne, o_.XOne) ||
-		!fieldmap.EqualMessageListFunc(m_.XList, o_.XList, fieldmap.Equal[*x.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.XMap, o_.XMap, fieldmap.Equal[*x.Leaf]) ||
-		!fieldmap.Equal(m_.VOne, o_.VOne) ||
-		!fieldmap.EqualMessageListFunc(m_.VList, o_.VList, fieldmap.Equal[*v.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.VMap, o_.VMap, fieldmap.Equal[*v.Leaf]) ||
-		!fieldmap.Equal(m_.BlkOne, o_.BlkOne) ||
-		!fieldmap.EqualMessageListFunc(m_.BlkList, o_.BlkList, fieldmap.Equal[*blk.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.BlkMap, o_.BlkMap, fieldmap.Equal[*blk.Leaf]) ||
-		!fieldmap.Equal(m_.W1One, o_.W1One) ||
-		!fieldmap.EqualMessageListFunc(m_.W1List, o_.W1List, fieldmap.Equal[*w1.Leaf]) ||
-		!fieldmap.EqualMessageMapFunc(m_.W1Map, o_.W1Map, fieldmap.Equal[*w1.Leaf]) {
+	if !(func(x_, y *w.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*w.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.WOne, o_.WOne) ||
+		!fieldmap.EqualMessageListFunc(m_.WList, o_.WList, func(x_, y *w.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*w.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.WMap, o_.WMap, func(x_, y *w.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*w.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *a.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.AOne, o_.AOne) ||
+		!fieldmap.EqualMessageListFunc(m_.AList, o_.AList, func(x_, y *a.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.AMap, o_.AMap, func(x_, y *a.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *b.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.BOne, o_.BOne) ||
+		!fieldmap.EqualMessageListFunc(m_.BList, o_.BList, func(x_, y *b.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.BMap, o_.BMap, func(x_, y *b.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *ok.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.OkOne, o_.OkOne) ||
+		!fieldmap.EqualMessageListFunc(m_.OkList, o_.OkList, func(x_, y *ok.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.OkMap, o_.OkMap, func(x_, y *ok.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *d1.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.D1One, o_.D1One) ||
+		!fieldmap.EqualMessageListFunc(m_.D1List, o_.D1List, func(x_, y *d1.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.D1Map, o_.D1Map, func(x_, y *d1.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *s1.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.S1One, o_.S1One) ||
+		!fieldmap.EqualMessageListFunc(m_.S1List, o_.S1List, func(x_, y *s1.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.S1Map, o_.S1Map, func(x_, y *s1.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *sv0.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.Sv0One, o_.Sv0One) ||
+		!fieldmap.EqualMessageListFunc(m_.Sv0List, o_.Sv0List, func(x_, y *sv0.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.Sv0Map, o_.Sv0Map, func(x_, y *sv0.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *m.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.MOne, o_.MOne) ||
+		!fieldmap.EqualMessageListFunc(m_.MList, o_.MList, func(x_, y *m.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.MMap, o_.MMap, func(x_, y *m.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *src.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.SrcOne, o_.SrcOne) ||
+		!fieldmap.EqualMessageListFunc(m_.SrcList, o_.SrcList, func(x_, y *src.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.SrcMap, o_.SrcMap, func(x_, y *src.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *fm.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.FmOne, o_.FmOne) ||
+		!fieldmap.EqualMessageListFunc(m_.FmList, o_.FmList, func(x_, y *fm.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.FmMap, o_.FmMap, func(x_, y *fm.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *at.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.AtOne, o_.AtOne) ||
+		!fieldmap.EqualMessageListFunc(m_.AtList, o_.AtList, func(x_, y *at.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.AtMap, o_.AtMap, func(x_, y *at.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *c.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.COne, o_.COne) ||
+		!fieldmap.EqualMessageListFunc(m_.CList, o_.CList, func(x_, y *c.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.CMap, o_.CMap, func(x_, y *c.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *o.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.OOne, o_.OOne) ||
+		!fieldmap.EqualMessageListFunc(m_.OList, o_.OList, func(x_, y *o.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.OMap, o_.OMap, func(x_, y *o.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *x.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.XOne, o_.XOne) ||
+		!fieldmap.EqualMessageListFunc(m_.XList, o_.XList, func(x_, y *x.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.XMap, o_.XMap, func(x_, y *x.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *v.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.VOne, o_.VOne) ||
+		!fieldmap.EqualMessageListFunc(m_.VList, o_.VList, func(x_, y *v.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.VMap, o_.VMap, func(x_, y *v.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *blk.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.BlkOne, o_.BlkOne) ||
+		!fieldmap.EqualMessageListFunc(m_.BlkList, o_.BlkList, func(x_, y *blk.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.BlkMap, o_.BlkMap, func(x_, y *blk.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!(func(x_, y *w1.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		})(m_.W1One, o_.W1One) ||
+		!fieldmap.EqualMessageListFunc(m_.W1List, o_.W1List, func(x_, y *w1.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) ||
+		!fieldmap.EqualMessageMapFunc(m_.W1Map, o_.W1Map, func(x_, y *w1.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) {
 		return false
 	}
 	switch a_ := m_.Pick.(type) {
 	case *Holder_WPick:
 		if b_, ok_ := o_.Pick.(*Holder_WPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.WPick, b_.WPick, fieldmap.Equal[*w.Leaf]) {
+			if !fieldmap.EqualElem(a_.WPick, b_.WPick, func(x_, y *w.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*w.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -794,7 +1054,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_APick:
 		if b_, ok_ := o_.Pick.(*Holder_APick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.APick, b_.APick, fieldmap.Equal[*a.Leaf]) {
+			if !fieldmap.EqualElem(a_.APick, b_.APick, func(x_, y *a.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -802,7 +1067,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_BPick:
 		if b_, ok_ := o_.Pick.(*Holder_BPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.BPick, b_.BPick, fieldmap.Equal[*b.Leaf]) {
+			if !fieldmap.EqualElem(a_.BPick, b_.BPick, func(x_, y *b.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -810,7 +1080,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_OkPick:
 		if b_, ok_ := o_.Pick.(*Holder_OkPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.OkPick, b_.OkPick, fieldmap.Equal[*ok.Leaf]) {
+			if !fieldmap.EqualElem(a_.OkPick, b_.OkPick, func(x_, y *ok.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -818,7 +1093,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_D1Pick:
 		if b_, ok_ := o_.Pick.(*Holder_D1Pick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.D1Pick, b_.D1Pick, fieldmap.Equal[*d1.Leaf]) {
+			if !fieldmap.EqualElem(a_.D1Pick, b_.D1Pick, func(x_, y *d1.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -826,7 +1106,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_S1Pick:
 		if b_, ok_ := o_.Pick.(*Holder_S1Pick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.S1Pick, b_.S1Pick, fieldmap.Equal[*s1.Leaf]) {
+			if !fieldmap.EqualElem(a_.S1Pick, b_.S1Pick, func(x_, y *s1.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -834,7 +1119,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_Sv0Pick:
 		if b_, ok_ := o_.Pick.(*Holder_Sv0Pick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.Sv0Pick, b_.Sv0Pick, fieldmap.Equal[*sv0.Leaf]) {
+			if !fieldmap.EqualElem(a_.Sv0Pick, b_.Sv0Pick, func(x_, y *sv0.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -842,7 +1132,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_MPick:
 		if b_, ok_ := o_.Pick.(*Holder_MPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.MPick, b_.MPick, fieldmap.Equal[*m.Leaf]) {
+			if !fieldmap.EqualElem(a_.MPick, b_.MPick, func(x_, y *m.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -850,7 +1145,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_SrcPick:
 		if b_, ok_ := o_.Pick.(*Holder_SrcPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.SrcPick, b_.SrcPick, fieldmap.Equal[*src.Leaf]) {
+			if !fieldmap.EqualElem(a_.SrcPick, b_.SrcPick, func(x_, y *src.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -858,7 +1158,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_FmPick:
 		if b_, ok_ := o_.Pick.(*Holder_FmPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.FmPick, b_.FmPick, fieldmap.Equal[*fm.Leaf]) {
+			if !fieldmap.EqualElem(a_.FmPick, b_.FmPick, func(x_, y *fm.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -866,7 +1171,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_AtPick:
 		if b_, ok_ := o_.Pick.(*Holder_AtPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.AtPick, b_.AtPick, fieldmap.Equal[*at.Leaf]) {
+			if !fieldmap.EqualElem(a_.AtPick, b_.AtPick, func(x_, y *at.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -874,7 +1184,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_CPick:
 		if b_, ok_ := o_.Pick.(*Holder_CPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.CPick, b_.CPick, fieldmap.Equal[*c.Leaf]) {
+			if !fieldmap.EqualElem(a_.CPick, b_.CPick, func(x_, y *c.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -882,7 +1197,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_OPick:
 		if b_, ok_ := o_.Pick.(*Holder_OPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.OPick, b_.OPick, fieldmap.Equal[*o.Leaf]) {
+			if !fieldmap.EqualElem(a_.OPick, b_.OPick, func(x_, y *o.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -890,7 +1210,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_XPick:
 		if b_, ok_ := o_.Pick.(*Holder_XPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.XPick, b_.XPick, fieldmap.Equal[*x.Leaf]) {
+			if !fieldmap.EqualElem(a_.XPick, b_.XPick, func(x_, y *x.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -898,7 +1223,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_VPick:
 		if b_, ok_ := o_.Pick.(*Holder_VPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.VPick, b_.VPick, fieldmap.Equal[*v.Leaf]) {
+			if !fieldmap.EqualElem(a_.VPick, b_.VPick, func(x_, y *v.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -906,7 +1236,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_BlkPick:
 		if b_, ok_ := o_.Pick.(*Holder_BlkPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.BlkPick, b_.BlkPick, fieldmap.Equal[*blk.Leaf]) {
+			if !fieldmap.EqualElem(a_.BlkPick, b_.BlkPick, func(x_, y *blk.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -914,7 +1249,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		}
 	case *Holder_W1Pick:
 		if b_, ok_ := o_.Pick.(*Holder_W1Pick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.W1Pick, b_.W1Pick, fieldmap.Equal[*w1.Leaf]) {
+			if !fieldmap.EqualElem(a_.W1Pick, b_.W1Pick, func(x_, y *w1.Leaf) bool {
+				if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
+					return e.Equal(y)
+				}
+				return fieldmap.Equal(x_, y)
+			}) {
 				return false
 			}
 		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
@@ -997,7 +1337,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m_.WOne, src_.WOne) {
+				if !(func(x_, y *w.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*w.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.WOne, src_.WOne) {
 					m_.WOne, n = fieldmap.Clone(src_.WOne), n+1
 				}
 			} else if m_.WOne != nil || src_.WOne != nil {
@@ -1013,7 +1358,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 9:
 			if win.Cover&(1<<9) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_WPick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_WPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.WPick, s1_.WPick) {
+					if d1_, ok_ := m_.Pick.(*Holder_WPick); !ok_ || d1_ == nil || !(func(x_, y *w.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*w.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.WPick, s1_.WPick) {
 						m_.Pick = &Holder_WPick{WPick: fieldmap.Clone(s1_.WPick)}
 						n++
 					}
@@ -1044,7 +1394,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				if !fieldmap.Equal(m_.AOne, src_.AOne) {
+				if !(func(x_, y *a.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.AOne, src_.AOne) {
 					m_.AOne, n = fieldmap.Clone(src_.AOne), n+1
 				}
 			} else if m_.AOne != nil || src_.AOne != nil {
@@ -1060,7 +1415,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 22:
 			if win.Cover&(1<<22) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_APick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_APick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.APick, s1_.APick) {
+					if d1_, ok_ := m_.Pick.(*Holder_APick); !ok_ || d1_ == nil || !(func(x_, y *a.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.APick, s1_.APick) {
 						m_.Pick = &Holder_APick{APick: fieldmap.Clone(s1_.APick)}
 						n++
 					}
@@ -1091,7 +1451,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				if !fieldmap.Equal(m_.BOne, src_.BOne) {
+				if !(func(x_, y *b.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.BOne, src_.BOne) {
 					m_.BOne, n = fieldmap.Clone(src_.BOne), n+1
 				}
 			} else if m_.BOne != nil || src_.BOne != nil {
@@ -1107,7 +1472,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 35:
 			if win.Cover&(1<<35) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_BPick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_BPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.BPick, s1_.BPick) {
+					if d1_, ok_ := m_.Pick.(*Holder_BPick); !ok_ || d1_ == nil || !(func(x_, y *b.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.BPick, s1_.BPick) {
 						m_.Pick = &Holder_BPick{BPick: fieldmap.Clone(s1_.BPick)}
 						n++
 					}
@@ -1138,7 +1508,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 39:
 			if win.Cover&(1<<39) != 0 {
-				if !fieldmap.Equal(m_.OkOne, src_.OkOne) {
+				if !(func(x_, y *ok.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.OkOne, src_.OkOne) {
 					m_.OkOne, n = fieldmap.Clone(src_.OkOne), n+1
 				}
 			} else if m_.OkOne != nil || src_.OkOne != nil {
@@ -1154,7 +1529,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 48:
 			if win.Cover&(1<<48) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_OkPick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_OkPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.OkPick, s1_.OkPick) {
+					if d1_, ok_ := m_.Pick.(*Holder_OkPick); !ok_ || d1_ == nil || !(func(x_, y *ok.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.OkPick, s1_.OkPick) {
 						m_.Pick = &Holder_OkPick{OkPick: fieldmap.Clone(s1_.OkPick)}
 						n++
 					}
@@ -1185,7 +1565,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 52:
 			if win.Cover&(1<<52) != 0 {
-				if !fieldmap.Equal(m_.D1One, src_.D1One) {
+				if !(func(x_, y *d1.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.D1One, src_.D1One) {
 					m_.D1One, n = fieldmap.Clone(src_.D1One), n+1
 				}
 			} else if m_.D1One != nil || src_.D1One != nil {
@@ -1201,7 +1586,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 61:
 			if win.Cover&(1<<61) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_D1Pick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_D1Pick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.D1Pick, s1_.D1Pick) {
+					if d1_, ok_ := m_.Pick.(*Holder_D1Pick); !ok_ || d1_ == nil || !(func(x_, y *d1.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.D1Pick, s1_.D1Pick) {
 						m_.Pick = &Holder_D1Pick{D1Pick: fieldmap.Clone(s1_.D1Pick)}
 						n++
 					}
@@ -1237,7 +1627,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 1:
 			if cw1.Cover&(1<<1) != 0 {
-				if !fieldmap.Equal(m_.S1One, src_.S1One) {
+				if !(func(x_, y *s1.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.S1One, src_.S1One) {
 					m_.S1One, n = fieldmap.Clone(src_.S1One), n+1
 				}
 			} else if m_.S1One != nil || src_.S1One != nil {
@@ -1253,7 +1648,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 10:
 			if cw1.Cover&(1<<10) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_S1Pick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_S1Pick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.S1Pick, s1_.S1Pick) {
+					if d1_, ok_ := m_.Pick.(*Holder_S1Pick); !ok_ || d1_ == nil || !(func(x_, y *s1.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.S1Pick, s1_.S1Pick) {
 						m_.Pick = &Holder_S1Pick{S1Pick: fieldmap.Clone(s1_.S1Pick)}
 						n++
 					}
@@ -1284,7 +1684,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 14:
 			if cw1.Cover&(1<<14) != 0 {
-				if !fieldmap.Equal(m_.Sv0One, src_.Sv0One) {
+				if !(func(x_, y *sv0.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.Sv0One, src_.Sv0One) {
 					m_.Sv0One, n = fieldmap.Clone(src_.Sv0One), n+1
 				}
 			} else if m_.Sv0One != nil || src_.Sv0One != nil {
@@ -1300,7 +1705,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 23:
 			if cw1.Cover&(1<<23) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_Sv0Pick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_Sv0Pick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.Sv0Pick, s1_.Sv0Pick) {
+					if d1_, ok_ := m_.Pick.(*Holder_Sv0Pick); !ok_ || d1_ == nil || !(func(x_, y *sv0.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.Sv0Pick, s1_.Sv0Pick) {
 						m_.Pick = &Holder_Sv0Pick{Sv0Pick: fieldmap.Clone(s1_.Sv0Pick)}
 						n++
 					}
@@ -1331,7 +1741,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 27:
 			if cw1.Cover&(1<<27) != 0 {
-				if !fieldmap.Equal(m_.MOne, src_.MOne) {
+				if !(func(x_, y *m.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.MOne, src_.MOne) {
 					m_.MOne, n = fieldmap.Clone(src_.MOne), n+1
 				}
 			} else if m_.MOne != nil || src_.MOne != nil {
@@ -1347,7 +1762,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 36:
 			if cw1.Cover&(1<<36) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_MPick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_MPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.MPick, s1_.MPick) {
+					if d1_, ok_ := m_.Pick.(*Holder_MPick); !ok_ || d1_ == nil || !(func(x_, y *m.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.MPick, s1_.MPick) {
 						m_.Pick = &Holder_MPick{MPick: fieldmap.Clone(s1_.MPick)}
 						n++
 					}
@@ -1378,7 +1798,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 40:
 			if cw1.Cover&(1<<40) != 0 {
-				if !fieldmap.Equal(m_.SrcOne, src_.SrcOne) {
+				if !(func(x_, y *src.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.SrcOne, src_.SrcOne) {
 					m_.SrcOne, n = fieldmap.Clone(src_.SrcOne), n+1
 				}
 			} else if m_.SrcOne != nil || src_.SrcOne != nil {
@@ -1394,7 +1819,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 49:
 			if cw1.Cover&(1<<49) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_SrcPick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_SrcPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.SrcPick, s1_.SrcPick) {
+					if d1_, ok_ := m_.Pick.(*Holder_SrcPick); !ok_ || d1_ == nil || !(func(x_, y *src.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.SrcPick, s1_.SrcPick) {
 						m_.Pick = &Holder_SrcPick{SrcPick: fieldmap.Clone(s1_.SrcPick)}
 						n++
 					}
@@ -1425,7 +1855,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 53:
 			if cw1.Cover&(1<<53) != 0 {
-				if !fieldmap.Equal(m_.FmOne, src_.FmOne) {
+				if !(func(x_, y *fm.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.FmOne, src_.FmOne) {
 					m_.FmOne, n = fieldmap.Clone(src_.FmOne), n+1
 				}
 			} else if m_.FmOne != nil || src_.FmOne != nil {
@@ -1441,7 +1876,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 62:
 			if cw1.Cover&(1<<62) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_FmPick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_FmPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.FmPick, s1_.FmPick) {
+					if d1_, ok_ := m_.Pick.(*Holder_FmPick); !ok_ || d1_ == nil || !(func(x_, y *fm.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.FmPick, s1_.FmPick) {
 						m_.Pick = &Holder_FmPick{FmPick: fieldmap.Clone(s1_.FmPick)}
 						n++
 					}
@@ -1477,7 +1917,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 2:
 			if cw2.Cover&(1<<2) != 0 {
-				if !fieldmap.Equal(m_.AtOne, src_.AtOne) {
+				if !(func(x_, y *at.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.AtOne, src_.AtOne) {
 					m_.AtOne, n = fieldmap.Clone(src_.AtOne), n+1
 				}
 			} else if m_.AtOne != nil || src_.AtOne != nil {
@@ -1493,7 +1938,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 11:
 			if cw2.Cover&(1<<11) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_AtPick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_AtPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.AtPick, s1_.AtPick) {
+					if d1_, ok_ := m_.Pick.(*Holder_AtPick); !ok_ || d1_ == nil || !(func(x_, y *at.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.AtPick, s1_.AtPick) {
 						m_.Pick = &Holder_AtPick{AtPick: fieldmap.Clone(s1_.AtPick)}
 						n++
 					}
@@ -1524,7 +1974,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 15:
 			if cw2.Cover&(1<<15) != 0 {
-				if !fieldmap.Equal(m_.COne, src_.COne) {
+				if !(func(x_, y *c.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.COne, src_.COne) {
 					m_.COne, n = fieldmap.Clone(src_.COne), n+1
 				}
 			} else if m_.COne != nil || src_.COne != nil {
@@ -1540,7 +1995,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 24:
 			if cw2.Cover&(1<<24) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_CPick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_CPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.CPick, s1_.CPick) {
+					if d1_, ok_ := m_.Pick.(*Holder_CPick); !ok_ || d1_ == nil || !(func(x_, y *c.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.CPick, s1_.CPick) {
 						m_.Pick = &Holder_CPick{CPick: fieldmap.Clone(s1_.CPick)}
 						n++
 					}
@@ -1571,7 +2031,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 28:
 			if cw2.Cover&(1<<28) != 0 {
-				if !fieldmap.Equal(m_.OOne, src_.OOne) {
+				if !(func(x_, y *o.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.OOne, src_.OOne) {
 					m_.OOne, n = fieldmap.Clone(src_.OOne), n+1
 				}
 			} else if m_.OOne != nil || src_.OOne != nil {
@@ -1587,7 +2052,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 37:
 			if cw2.Cover&(1<<37) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_OPick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_OPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.OPick, s1_.OPick) {
+					if d1_, ok_ := m_.Pick.(*Holder_OPick); !ok_ || d1_ == nil || !(func(x_, y *o.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.OPick, s1_.OPick) {
 						m_.Pick = &Holder_OPick{OPick: fieldmap.Clone(s1_.OPick)}
 						n++
 					}
@@ -1618,7 +2088,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 41:
 			if cw2.Cover&(1<<41) != 0 {
-				if !fieldmap.Equal(m_.XOne, src_.XOne) {
+				if !(func(x_, y *x.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.XOne, src_.XOne) {
 					m_.XOne, n = fieldmap.Clone(src_.XOne), n+1
 				}
 			} else if m_.XOne != nil || src_.XOne != nil {
@@ -1634,7 +2109,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 50:
 			if cw2.Cover&(1<<50) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_XPick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_XPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.XPick, s1_.XPick) {
+					if d1_, ok_ := m_.Pick.(*Holder_XPick); !ok_ || d1_ == nil || !(func(x_, y *x.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.XPick, s1_.XPick) {
 						m_.Pick = &Holder_XPick{XPick: fieldmap.Clone(s1_.XPick)}
 						n++
 					}
@@ -1665,7 +2145,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 54:
 			if cw2.Cover&(1<<54) != 0 {
-				if !fieldmap.Equal(m_.VOne, src_.VOne) {
+				if !(func(x_, y *v.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.VOne, src_.VOne) {
 					m_.VOne, n = fieldmap.Clone(src_.VOne), n+1
 				}
 			} else if m_.VOne != nil || src_.VOne != nil {
@@ -1681,7 +2166,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 63:
 			if cw2.Cover&(1<<63) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_VPick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_VPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.VPick, s1_.VPick) {
+					if d1_, ok_ := m_.Pick.(*Holder_VPick); !ok_ || d1_ == nil || !(func(x_, y *v.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.VPick, s1_.VPick) {
 						m_.Pick = &Holder_VPick{VPick: fieldmap.Clone(s1_.VPick)}
 						n++
 					}
@@ -1717,7 +2207,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 3:
 			if cw3.Cover&(1<<3) != 0 {
-				if !fieldmap.Equal(m_.BlkOne, src_.BlkOne) {
+				if !(func(x_, y *blk.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.BlkOne, src_.BlkOne) {
 					m_.BlkOne, n = fieldmap.Clone(src_.BlkOne), n+1
 				}
 			} else if m_.BlkOne != nil || src_.BlkOne != nil {
@@ -1733,7 +2228,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 12:
 			if cw3.Cover&(1<<12) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_BlkPick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_BlkPick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.BlkPick, s1_.BlkPick) {
+					if d1_, ok_ := m_.Pick.(*Holder_BlkPick); !ok_ || d1_ == nil || !(func(x_, y *blk.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.BlkPick, s1_.BlkPick) {
 						m_.Pick = &Holder_BlkPick{BlkPick: fieldmap.Clone(s1_.BlkPick)}
 						n++
 					}
@@ -1764,7 +2264,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 16:
 			if cw3.Cover&(1<<16) != 0 {
-				if !fieldmap.Equal(m_.W1One, src_.W1One) {
+				if !(func(x_, y *w1.Leaf) bool {
+					if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
+						return e.Equal(y)
+					}
+					return fieldmap.Equal(x_, y)
+				})(m_.W1One, src_.W1One) {
 					m_.W1One, n = fieldmap.Clone(src_.W1One), n+1
 				}
 			} else if m_.W1One != nil || src_.W1One != nil {
@@ -1780,7 +2285,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		case 25:
 			if cw3.Cover&(1<<25) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_W1Pick); ok_ && s1_ != nil {
-					if d1_, ok_ := m_.Pick.(*Holder_W1Pick); !ok_ || d1_ == nil || !fieldmap.Equal(d1_.W1Pick, s1_.W1Pick) {
+					if d1_, ok_ := m_.Pick.(*Holder_W1Pick); !ok_ || d1_ == nil || !(func(x_, y *w1.Leaf) bool {
+						if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
+							return e.Equal(y)
+						}
+						return fieldmap.Equal(x_, y)
+					})(d1_.W1Pick, s1_.W1Pick) {
 						m_.Pick = &Holder_W1Pick{W1Pick: fieldmap.Clone(s1_.W1Pick)}
 						n++
 					}

@@ -86,7 +86,12 @@ func (m *Kept) Equal(o *Kept) bool {
 	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
-	if !fieldmap.Equal(m.Skipped, o.Skipped) {
+	if !(func(x, y *Skipped) bool {
+		if e, ok := any(x).(fieldmap.Equaler[*Skipped]); ok {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x, y)
+	})(m.Skipped, o.Skipped) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -106,7 +111,12 @@ func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		src = new(Kept)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Skipped, src.Skipped) {
+		if !(func(x, y *Skipped) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*Skipped]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.Skipped, src.Skipped) {
 			m.Skipped, n = fieldmap.Clone(src.Skipped), n+1
 		}
 	} else if win.Below&(1<<0) != 0 && (m.Skipped != nil || src.Skipped != nil) {

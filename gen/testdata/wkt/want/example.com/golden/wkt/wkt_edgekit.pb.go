@@ -110,23 +110,23 @@ func (m *Times) copyInAt(src *Times, fm *fieldmap.FieldMap, at int, win fieldmap
 	if src == nil {
 		src = new(Times)
 	}
-	if win.Cover&(1<<0) != 0 && !fieldmap.Equal(m.Created, src.Created) {
+	if win.Cover&(1<<0) != 0 && !fieldmap.EqualTimestamp(m.Created, src.Created) {
 		m.Created = fieldmap.Clone(src.Created)
 		n++
 	}
-	if win.Cover&(1<<1) != 0 && !fieldmap.Equal(m.Timeout, src.Timeout) {
+	if win.Cover&(1<<1) != 0 && !fieldmap.EqualDuration(m.Timeout, src.Timeout) {
 		m.Timeout = fieldmap.Clone(src.Timeout)
 		n++
 	}
-	if win.Cover&(1<<2) != 0 && !fieldmap.Equal(m.Alias, src.Alias) {
+	if win.Cover&(1<<2) != 0 && !fieldmap.EqualStringValue(m.Alias, src.Alias) {
 		m.Alias = fieldmap.Clone(src.Alias)
 		n++
 	}
-	if win.Cover&(1<<3) != 0 && !fieldmap.Equal(m.Extra, src.Extra) {
+	if win.Cover&(1<<3) != 0 && !fieldmap.EqualStruct(m.Extra, src.Extra) {
 		m.Extra = fieldmap.Clone(src.Extra)
 		n++
 	}
-	if win.Cover&(1<<4) != 0 && !fieldmap.Equal(m.Payload, src.Payload) {
+	if win.Cover&(1<<4) != 0 && !fieldmap.EqualAny(m.Payload, src.Payload) {
 		m.Payload = fieldmap.Clone(src.Payload)
 		n++
 	}

@@ -84,8 +84,18 @@ func (m *Holder) Equal(o *Holder) bool {
 	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
-	if !fieldmap.Equal(m.Shared, o.Shared) ||
-		!fieldmap.EqualMessageListFunc(m.Many, o.Many, fieldmap.Equal[*b.Shared]) ||
+	if !(func(x, y *b.Shared) bool {
+		if e, ok := any(x).(fieldmap.Equaler[*b.Shared]); ok {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x, y)
+	})(m.Shared, o.Shared) ||
+		!fieldmap.EqualMessageListFunc(m.Many, o.Many, func(x, y *b.Shared) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*b.Shared]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		}) ||
 		m.Kind != o.Kind {
 		return false
 	}
@@ -106,7 +116,12 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Holder)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Shared, src.Shared) {
+		if !(func(x, y *b.Shared) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*b.Shared]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		})(m.Shared, src.Shared) {
 			m.Shared, n = fieldmap.Clone(src.Shared), n+1
 		}
 	} else if win.Below&(1<<0) != 0 && (m.Shared != nil || src.Shared != nil) {
