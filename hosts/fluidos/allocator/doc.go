@@ -77,7 +77,11 @@
 // missing is created again) and wakes every allocation. A service whose
 // process is not running, or that does not answer Config.Probe, is
 // reported DEGRADED and restarted through the engine (an update asking
-// for a reboot); it is ACTIVE again once healthy. A service restarted
+// for a reboot); it is ACTIVE again once healthy. A service of Kubernetes
+// manifests is unhealthy when one of its Deployments or StatefulSets is
+// no longer available (scaled down, its pods gone or not ready, or
+// deleted), as the platform reports at each check; its restart applies
+// the manifests again and waits until they are available. A service restarted
 // MaxRestarts times, or whose restarts fail three times in a row, fails.
 //
 // # Teardown and restarts
