@@ -80,6 +80,9 @@ func (a *Allocator) provisionService(ctx context.Context, al *fluidos.Allocation
 			} else if creds, err = r.credentials(host, port); err != nil {
 				return permanent("%v", err)
 			}
+			if manifest {
+				a.shareCredentials(ctx, al, c, creds)
+			}
 			res := &fluidos.AllocationResources{Cluster: cluster.GetKeyString(), App: app.GetKeyString(), AppInst: inst.GetKeyString()}
 			return a.activate(ctx, al, creds, res, "service running at "+creds.GetEndpoint())
 		}
