@@ -74,23 +74,11 @@ func TestReferenceServiceHealthAfterActive(t *testing.T) {
 		t.Fatalf("bob's flavor of the reference resource: %v", f)
 	}
 
-	created, err := alice.Solvers().CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: &fluidos.Solver{
-		Selector: &fluidos.Selector{Filter: &fluidos.Selector_Service{Service: &fluidos.ServiceSelector{Tags: []string{"mysql"}}}},
-		Configuration: &fluidos.Configuration{Spec: &fluidos.Configuration_Service{Service: &fluidos.ServiceConfiguration{
-			Parameters: map[string]string{"username": "alice", "password": "pw", "database": "shop"}}}},
-		FindCandidate: true, ReserveAndBuy: true, EstablishPeering: true,
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := alice.WaitSolver(created.GetSolver().GetId(), 2*time.Minute).GetStatus()
-	if st.GetSolverPhase() != fluidos.Phase_PHASE_SOLVED {
-		t.Fatalf("solver ended %v", st)
-	}
-	sold := nodetest.SoldID(st.GetAllocationId())
+	db := buyDatabase(t, ctx, alice, "alice")
+	sold := nodetest.SoldID(db.aid)
 	bob.WaitAllocation(sold, fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "ACTIVE",
 		nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_ACTIVE))
-	got, err := alice.Allocations().GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: st.GetAllocationId()})
+	got, err := alice.Allocations().GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: db.aid})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +135,12 @@ func TestReferenceServiceHealthAfterActive(t *testing.T) {
 	if err != nil || d.UID != before.UID || d.Status.AvailableReplicas != 1 {
 		t.Fatalf("the Deployment after bob's restart: same %v, %v, %v", err == nil && d.UID == before.UID, d.Status, err)
 	}
-	got, err = alice.Allocations().GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: st.GetAllocationId()})
-	if err != nil || got.GetCredentials().GetEndpoints() != endpoints || got.GetCredentials().GetPassword() != "pw" {
+	got, err = alice.Allocations().GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: db.aid})
+	if err != nil || got.GetCredentials().GetEndpoints() != endpoints || got.GetCredentials().GetPassword() != "alice-s3cr&t" {
 		t.Fatalf("alice's credentials after bob's restart: endpoints %q, %v", got.GetCredentials().GetEndpoints(), err)
 	}
 
-	if _, err := alice.Contracts().ReleaseContract(ctx, &fluidos.ReleaseContractRequest{Id: st.GetContractId()}); err != nil {
+	if _, err := alice.Contracts().ReleaseContract(ctx, &fluidos.ReleaseContractRequest{Id: db.contract}); err != nil {
 		t.Fatal(err)
 	}
 	bob.WaitAllocation(sold, fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "RELEASED",

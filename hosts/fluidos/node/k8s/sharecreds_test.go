@@ -69,7 +69,7 @@ func buyDatabase(t *testing.T, ctx context.Context, buyer *nodetest.Node, user s
 // also finds its credentials as a Secret in its slice, named after the
 // contract and labelled with it, which it reads with its slice's
 // kubeconfig and another tenant cannot; a buyer without a slice gets
-// none anywhere. The service's release removes the Secret; a slice that
+// none anywhere, until he buys one. The service's release removes the Secret; a slice that
 // ends first takes it along, and the service goes on without it.
 func TestServiceCredentialsInTheBuyersSlice(t *testing.T) {
 	env := testEnv(t)
@@ -132,6 +132,24 @@ func TestServiceCredentialsInTheBuyersSlice(t *testing.T) {
 	if l, err := admin.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: allocator.LabelServiceCredentials +
 		"=true," + allocator.LabelContract + "=" + nodetest.SoldID(daveDB.contract)}); err != nil || len(l.Items) != 0 {
 		t.Errorf("credentials Secrets of dave's contract (he holds no slice): %v, %v", l, err)
+	}
+	// dave buys a slice after his service: the next health check puts
+	// the Secret into it.
+	_, daveK8s, daveNS := buySlice(t, ctx, dave)
+	daveName := allocator.CredentialsSecretName(nodetest.SoldID(daveDB.contract))
+	deadline := time.Now().Add(time.Minute)
+	for tick := time.NewTicker(100 * time.Millisecond); ; <-tick.C {
+		sec, err := daveK8s.CoreV1().Secrets(daveNS).Get(ctx, daveName, metav1.GetOptions{})
+		if err == nil {
+			if string(sec.Data["username"]) != "dave" {
+				t.Errorf("the Secret in dave's slice holds username %q", sec.Data["username"])
+			}
+			tick.Stop()
+			break
+		}
+		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
+			t.Fatalf("the Secret of dave's service in the slice he bought later: %v", err)
+		}
 	}
 	if strings.Contains(bobLog.String(), "alice-s3cr&t") {
 		t.Error("bob logged the service's password")
