@@ -109,17 +109,28 @@ func (a *Allocator) shareInto(ctx context.Context, slice, service *fluidos.Alloc
 		ImageType:          edgeproto.ImageType_IMAGE_TYPE_NONE,
 		DeploymentManifest: string(manifest),
 	}
-	if _, err := a.objs.apps.Create(ctx, app); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
-		return err
-	}
 	cluster := clusterKey(slice)
 	cluster.CloudletKey = a.cloudlet.GetKey()
-	_, err = ensureReady(ctx, a, a.instKind(), &edgeproto.AppInst{
+	want := &edgeproto.AppInst{
 		Key:         &edgeproto.AppInstKey{Organization: service.GetBuyer().GetNodeId(), Name: name},
 		AppKey:      app.GetKey(),
 		ClusterKey:  cluster.GetKey(),
 		CloudletKey: a.cloudlet.GetKey(),
 		PowerState:  edgeproto.PowerState_POWER_STATE_POWER_ON,
-	})
+	}
+	// Under the slice's lock, while the slice is not being released: its
+	// teardown passes the lock once the release is asked, then finds the
+	// instance and deletes it, and nothing here creates it again after.
+	mu := a.sliceLock(slice.GetId())
+	mu.Lock()
+	defer mu.Unlock()
+	cur, _, err := a.ledger.Allocations().Get(ctx, slice.GetId())
+	if err != nil || cur.GetReleaseRequested() || ended(cur) {
+		return err
+	}
+	if _, err := a.objs.apps.Create(ctx, app); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
+		return err
+	}
+	_, err = ensureReady(ctx, a, a.instKind(), want)
 	return err
 }
