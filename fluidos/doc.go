@@ -10,7 +10,9 @@
 //     K8SliceConfiguration within its Partitionability policy;
 //   - ValidateConfigurationSchema, ValidateServiceConfiguration and
 //     ServiceBlueprint.ValidateConfiguration: checking the parameters of a
-//     service against its blueprint's ConfigurationSchema.
+//     service against its blueprint's ConfigurationSchema;
+//   - DecodeServiceBlueprints: reading blueprints in edgekit's form or as
+//     the FLUIDOS reference's ServiceBlueprint resource.
 //
 // Errors are typed (*SelectorError, *MismatchError, *PartitionError,
 // *SchemaError, *ParameterError) and wrap the sentinels of errors.go, so

@@ -3,9 +3,11 @@ package kubernetes
 import (
 	"context"
 	"sort"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/executor"
@@ -14,7 +16,10 @@ import (
 // ListInsts reports the cloudlet's clusters (its labelled namespaces) and
 // instances (its labelled Deployments, and the records of instances of
 // manifests), read from their labels and key
-// annotations: READY once their create finished, CREATING before. A
+// annotations: READY once their create finished, CREATING before. Each
+// instance carries its runtime as it is now (liveState.runtime): the
+// containers of its ready pods while all its Deployments and
+// StatefulSets are available, and its Services' addresses. A
 // namespace being deleted is not listed; an object whose key annotation is
 // unreadable is skipped (it is not the platform's).
 func (p *Platform) ListInsts(ctx context.Context, cloudlet *edgeproto.Cloudlet) (*executor.Inventory, error) {
@@ -28,7 +33,7 @@ func (p *Platform) ListInsts(ctx context.Context, cloudlet *edgeproto.Cloudlet) 
 	if err != nil {
 		return nil, apiErr(ctx, "listing", gvrNamespace, "", "", err)
 	}
-	live := map[string]bool{}
+	nsLive := map[string]bool{}
 	for _, ns := range nss.Items {
 		if ns.DeletionTimestamp != nil {
 			continue
@@ -37,7 +42,7 @@ func (p *Platform) ListInsts(ctx context.Context, cloudlet *edgeproto.Cloudlet) 
 		if protojson.Unmarshal([]byte(ns.Annotations[AnnClusterKey]), ck) != nil {
 			continue
 		}
-		live[ns.Name] = true
+		nsLive[ns.Name] = true
 		inv.Clusters = append(inv.Clusters, &edgeproto.ClusterInst{
 			Key: ck, CloudletKey: cloudlet.GetKey().Clone(), Deployment: "kubernetes",
 			State:     stateOf(ns.Annotations),
@@ -54,15 +59,29 @@ func (p *Platform) ListInsts(ctx context.Context, cloudlet *edgeproto.Cloudlet) 
 	if err != nil {
 		return nil, apiErr(ctx, "listing", gvrConfigMap, "", "", err)
 	}
-	objs := make([]metav1.ObjectMeta, 0, len(deps.Items)+len(recs.Items))
+	type object struct {
+		metav1.ObjectMeta
+		recorded []schema.GroupVersionResource // a manifest's record: the resources it wrote
+	}
+	objs := make([]object, 0, len(deps.Items)+len(recs.Items))
 	for _, d := range deps.Items {
-		objs = append(objs, d.ObjectMeta)
+		objs = append(objs, object{ObjectMeta: d.ObjectMeta})
 	}
 	for _, r := range recs.Items {
-		objs = append(objs, r.ObjectMeta)
+		o := object{ObjectMeta: r.ObjectMeta}
+		for _, l := range strings.Split(r.Data[recordKey], "\n") {
+			if g, ok := parseGVR(l); ok {
+				o.recorded = append(o.recorded, g)
+			}
+		}
+		objs = append(objs, o)
+	}
+	live, err := readLive(ctx, c, sel)
+	if err != nil {
+		return nil, err
 	}
 	for _, d := range objs {
-		if d.DeletionTimestamp != nil || !live[d.Namespace] {
+		if d.DeletionTimestamp != nil || !nsLive[d.Namespace] {
 			continue
 		}
 		ik, ck, ak := &edgeproto.AppInstKey{}, &edgeproto.ClusterKey{}, &edgeproto.AppKey{}
@@ -76,6 +95,9 @@ func (p *Platform) ListInsts(ctx context.Context, cloudlet *edgeproto.Cloudlet) 
 			inst.PowerState = edgeproto.PowerState_POWER_STATE_POWER_OFF
 		} else {
 			inst.PowerState = edgeproto.PowerState_POWER_STATE_POWER_ON
+		}
+		if inst.RuntimeInfo, err = live.runtime(ctx, c, d.Namespace, d.Labels[LabelAppInst], d.recorded); err != nil {
+			return nil, err
 		}
 		inv.AppInsts = append(inv.AppInsts, inst)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -254,6 +255,13 @@ func (p *Platform) deployManifest(ctx context.Context, c *conn, r appRefs, ann m
 		u.SetNamespace(r.ns)
 		u.SetLabels(mergeLabels(u.GetLabels(), labels))
 		u.SetAnnotations(mergeLabels(u.GetAnnotations(), ann))
+		if o.gvr == gvrDeployment || o.gvr == gvrStatefulSet {
+			want, set, _ := unstructured.NestedInt64(u.Object, "spec", "replicas")
+			if !set {
+				want = 1
+			}
+			u.SetAnnotations(mergeLabels(u.GetAnnotations(), map[string]string{AnnWantedReplicas: strconv.FormatInt(want, 10)}))
+		}
 		// The pods of a workload carry the instance's labels too: the
 		// readiness wait and the delete find them.
 		if hasTemplate(u) {

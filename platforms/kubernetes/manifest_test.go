@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/executor"
@@ -141,6 +142,36 @@ func TestManifestApp(t *testing.T) {
 		executor.KeyString(inv.AppInsts[0].GetKey()) != executor.KeyString(inst.GetKey()) {
 		t.Fatalf("inventory %v, %v; want the manifest instance READY", inv, err)
 	}
+	if lrt := inv.AppInsts[0].GetRuntimeInfo(); !slices.Equal(lrt.GetContainerIds(), rt.GetContainerIds()) || len(lrt.GetEndpoints()) != 2 {
+		t.Errorf("listed runtime %v, want the create's containers %v and the 2 endpoints", lrt, rt.GetContainerIds())
+	}
+	// A workload that stops being available after the create is seen by
+	// the next listing: scaled below its manifest's replicas, or deleted,
+	// its instance is listed with no container (its Service's endpoints
+	// stay). An update applies the manifest again and waits: the listing
+	// has the containers again.
+	listed := func(what string, containers int) {
+		t.Helper()
+		inv, err := p.ListInsts(ctx, cl)
+		if err != nil || len(inv.AppInsts) != 1 {
+			t.Fatalf("%s: inventory %v, %v", what, inv, err)
+		}
+		if lrt := inv.AppInsts[0].GetRuntimeInfo(); len(lrt.GetContainerIds()) != containers || len(lrt.GetEndpoints()) != 2 {
+			t.Errorf("%s: listed runtime %v, want %d containers and the 2 endpoints", what, lrt, containers)
+		}
+	}
+	if _, err := cs.AppsV1().Deployments(r.ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":0}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	listed("the deployment scaled to 0", 0)
+	if rt, err := p.UpdateAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil || len(rt.GetContainerIds()) != 3 {
+		t.Fatalf("the manifest applied again: %v, %v; want 3 containers", rt, err)
+	}
+	listed("the manifest applied again", 3)
+	if err := cs.AppsV1().StatefulSets(r.ns).Delete(ctx, "db", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	listed("the statefulset deleted", 0)
 
 	// Update: a new image, the Service and the StatefulSet dropped from
 	// the manifest.

@@ -33,6 +33,10 @@ const (
 	AnnFence = "edgekit.io/fence"
 	// AnnReplicas remembers a powered-off Deployment's replicas.
 	AnnReplicas = "edgekit.io/powered-off-replicas"
+	// AnnWantedReplicas on a Deployment or StatefulSet of a manifest is
+	// the replicas its manifest asks for: one scaled below them since is
+	// not available (ListInsts reports the instance without containers).
+	AnnWantedReplicas = "edgekit.io/wanted-replicas"
 	// AnnRestartedAt on a pod template restarts the pods (reboot).
 	AnnRestartedAt = "edgekit.io/restarted-at"
 	// AnnInputsHash on a pod template is a digest of the Secret and the

@@ -62,7 +62,15 @@
 //     "<service>.<namespace>.svc.cluster.local:<port>", comma-joined, as
 //     the platform reports their cluster DNS names), username and
 //     password from the configuration, and database for the "database"
-//     category. The release deletes the namespace and all in it.
+//     category. When the buyer also holds an ACTIVE slice of this node,
+//     the same credentials go into each such slice's namespace as a
+//     Secret credentials-<contract>, labelled with the contract and
+//     nodecore.fluidos.eu/flavor-service-credentials=true, which the
+//     slice's kubeconfig reads (shareCredentials: an instance of an App
+//     given as that manifest, on the slice's cluster, owned by the slice;
+//     a slice bought later gets it at the next health check). The release
+//     deletes the namespace and all in it, and those Secrets; a slice
+//     that ends first takes its Secret along.
 //   - VM and Sensor: refused at reservation (Admit), never accepted and
 //     then failed; a Service asking hosting policy Consumer likewise.
 //
@@ -77,7 +85,11 @@
 // missing is created again) and wakes every allocation. A service whose
 // process is not running, or that does not answer Config.Probe, is
 // reported DEGRADED and restarted through the engine (an update asking
-// for a reboot); it is ACTIVE again once healthy. A service restarted
+// for a reboot); it is ACTIVE again once healthy. A service of Kubernetes
+// manifests is unhealthy when one of its Deployments or StatefulSets is
+// no longer available (scaled down, its pods gone or not ready, or
+// deleted), as the platform reports at each check; its restart applies
+// the manifests again and waits until they are available. A service restarted
 // MaxRestarts times, or whose restarts fail three times in a row, fails.
 //
 // # Teardown and restarts

@@ -190,62 +190,12 @@ func parseManifestTemplate(name, text string) (*template.Template, error) {
 // unknownFields are the top-level fields the template reads ({{ .x }},
 // {{ $.x }}) that are not parameters of the schema, sorted.
 func unknownFields(t *template.Template, params map[string]*fluidos.ConfigParameter) []string {
-	found := map[string]bool{}
-	var walk func(n parse.Node)
-	walk = func(n parse.Node) {
-		switch n := n.(type) {
-		case nil:
-		case *parse.ListNode:
-			if n == nil {
-				return
-			}
-			for _, c := range n.Nodes {
-				walk(c)
-			}
-		case *parse.ActionNode:
-			walk(n.Pipe)
-		case *parse.PipeNode:
-			if n == nil {
-				return
-			}
-			for _, c := range n.Cmds {
-				walk(c)
-			}
-		case *parse.CommandNode:
-			for _, a := range n.Args {
-				walk(a)
-			}
-		case *parse.FieldNode:
-			found[n.Ident[0]] = true
-		case *parse.VariableNode:
-			if len(n.Ident) > 1 && n.Ident[0] == "$" {
-				found[n.Ident[1]] = true
-			}
-		case *parse.ChainNode:
-			walk(n.Node)
-		case *parse.IfNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
-		case *parse.RangeNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
-		case *parse.WithNode:
-			walk(n.Pipe)
-			walk(n.List)
-			walk(n.ElseList)
-		case *parse.TemplateNode:
-			walk(n.Pipe)
-		}
-	}
+	var trees []*parse.Tree
 	for _, tt := range t.Templates() {
-		if tt.Tree != nil {
-			walk(tt.Tree.Root)
-		}
+		trees = append(trees, tt.Tree)
 	}
 	var out []string
-	for f := range found {
+	for _, f := range fluidos.TemplateFields(trees...) {
 		if params[f] == nil {
 			out = append(out, f)
 		}

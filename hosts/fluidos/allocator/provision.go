@@ -280,7 +280,8 @@ func (a *Allocator) run(ctx context.Context, key string, obj proto.Message) erro
 }
 
 // teardown deletes what an allocation made, through the engine (the
-// instances, the apps, the cluster), then closes its books: RELEASED, or
+// instances, the apps, the cluster; for a service, also the Secrets of its
+// credentials in its buyer's slices), then closes its books: RELEASED, or
 // ERROR when it failed.
 func (a *Allocator) teardown(ctx context.Context, al *fluidos.Allocation) error {
 	id := al.GetId()
@@ -307,7 +308,7 @@ func (a *Allocator) teardown(ctx context.Context, al *fluidos.Allocation) error 
 		}
 		var mine []*edgeproto.AppInst
 		for _, in := range insts {
-			if owner, _ := ownerOf(in.GetKey().GetName()); owner == id {
+			if owner, _ := ownerOf(in.GetKey().GetName()); owner == id || sharedOf(in.GetKey().GetName(), id) {
 				mine = append(mine, in)
 			}
 		}
@@ -353,7 +354,7 @@ func (a *Allocator) deleteApps(ctx context.Context, id string) error {
 		return err
 	}
 	for _, app := range apps {
-		if owner, _ := ownerOf(app.GetKey().GetName()); owner == id {
+		if owner, _ := ownerOf(app.GetKey().GetName()); owner == id || sharedOf(app.GetKey().GetName(), id) {
 			if _, err := a.objs.apps.Delete(ctx, app.GetKeyString(), nil); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}

@@ -80,6 +80,9 @@ func (a *Allocator) provisionService(ctx context.Context, al *fluidos.Allocation
 			} else if creds, err = r.credentials(host, port); err != nil {
 				return permanent("%v", err)
 			}
+			if manifest {
+				a.shareCredentials(ctx, al, c, creds)
+			}
 			res := &fluidos.AllocationResources{Cluster: cluster.GetKeyString(), App: app.GetKeyString(), AppInst: inst.GetKeyString()}
 			return a.activate(ctx, al, creds, res, "service running at "+creds.GetEndpoint())
 		}
@@ -175,8 +178,11 @@ func (a *Allocator) unhealthy(ctx context.Context, inst *edgeproto.AppInst, info
 
 // manifestUnhealthy says why an instance of an App given as Kubernetes
 // manifests is not healthy, or "": the platform reported it ready once
-// its Deployments and StatefulSets were available; it is unhealthy when
-// its last restart failed or when none of its workloads' pods runs.
+// its Deployments and StatefulSets were available, and at every health
+// check reports its runtime again (the Kubernetes platform lists the
+// containers of its ready pods only while all its Deployments and
+// StatefulSets are available); it is unhealthy when its last restart
+// failed or when its runtime lists no running container.
 func manifestUnhealthy(app *edgeproto.App, inst *edgeproto.AppInst, info *edgeproto.AppInstInfo) string {
 	if inst.GetState() == edgeproto.TrackedState_TRACKED_STATE_UPDATE_ERROR {
 		return "its last restart failed: " + strings.Join(inst.GetErrors(), "; ")
@@ -186,7 +192,7 @@ func manifestUnhealthy(app *edgeproto.App, inst *edgeproto.AppInst, info *edgepr
 		return "its manifest does not decode: " + err.Error()
 	}
 	if workloads && len(info.GetRuntimeInfo().GetContainerIds()) == 0 {
-		return "none of its pods is running"
+		return "its Deployments and StatefulSets are not all available"
 	}
 	return ""
 }

@@ -332,8 +332,8 @@ func (a *Allocator) sliceList(r *http.Request, al *fluidos.Allocation) (any, err
 	out := &fluidos.ListSliceInstancesResponse{}
 	for _, in := range insts {
 		id, own := ownerOf(in.GetKey().GetName())
-		if id != al.GetId() || own {
-			continue
+		if id != al.GetId() || own || !instanceName.MatchString(strings.TrimPrefix(in.GetKey().GetName(), id+".")) {
+			continue // not the slice's, or not the buyer's (the Secret of a service's credentials)
 		}
 		v, err := a.sliceGet(r.Context(), al, strings.TrimPrefix(in.GetKey().GetName(), id+"."))
 		if err != nil {

@@ -75,7 +75,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&flavors, "flavors", "", "JSON or YAML file of VM and Sensor flavors to publish (one object or an array, protojson)")
 	fs.Int64Var(&o.Pods, "pods", 0, "pods the K8Slice flavor offers (default 110)")
 	fs.StringVar(&price, "price", "", `price of the K8Slice flavor, "<amount> <currency> <period>" (default "1.00 EUR hourly")`)
-	fs.StringVar(&blueprints, "blueprints", "", "JSON or YAML file of service blueprints (one object or an array, protojson names) created at start when absent")
+	fs.StringVar(&blueprints, "blueprints", "", "JSON or YAML file of service blueprints (one or an array; protojson names, or the FLUIDOS reference's ServiceBlueprint resources with their spec) created at start when absent")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Second, "how long in-flight calls may run after a stop signal")
 	hf.Register(fs)
 	if err := cmdutil.Parse(fs, args); err != nil {
@@ -141,10 +141,19 @@ func parsePrice(s string) (*fluidos.Price, error) {
 	return &fluidos.Price{Amount: f[0], Currency: f[1], Period: f[2]}, nil
 }
 
-// readBlueprints reads one blueprint or an array of them (protojson, in
-// JSON or YAML).
+// readBlueprints reads one blueprint or an array of them, in JSON or
+// YAML, each in edgekit's form (protojson) or as the FLUIDOS reference's
+// ServiceBlueprint resource (fluidos.DecodeServiceBlueprints).
 func readBlueprints(path string) ([]*fluidos.ServiceBlueprint, error) {
-	return readObjects(path, "--blueprints", func() *fluidos.ServiceBlueprint { return &fluidos.ServiceBlueprint{} })
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--blueprints: %w", err)
+	}
+	bps, err := fluidos.DecodeServiceBlueprints(b)
+	if err != nil {
+		return nil, fmt.Errorf("--blueprints %s: %w", path, err)
+	}
+	return bps, nil
 }
 
 // readObjects reads one object or an array of them from the file of flag

@@ -18,12 +18,17 @@ func TestReadBlueprints(t *testing.T) {
 	bad := filepath.Join(dir, "bad.json")
 	yml := filepath.Join(dir, "bps.yaml")
 	ref := filepath.Join(dir, "ref.yaml")
+	resource := filepath.Join(dir, "resource.yaml")
+	badResource := filepath.Join(dir, "bad-resource.yaml")
 	for path, body := range map[string]string{
 		one:  `{"id":"kv","name":"kv","maxInstances":2,"configurationSchema":{"parameters":[{"name":"password","type":"PARAMETER_TYPE_STRING","required":true}]}}`,
 		many: `[{"id":"a"},{"id":"b","hostingPolicies":["HOSTING_POLICY_PROVIDER"]}]`,
 		bad:  `[{"id":"a","nope":1}]`,
 		yml:  "- id: kv\n  templates:\n  - name: app\n    body: |\n      command: x\n",
-		ref:  "id: db\ncategory: database\ntemplates:\n- name: db\n  description: the database\n  serviceData: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: s}\n    stringData: {password: \"{{ .password }}\"}\n",
+		resource: "apiVersion: nodecore.fluidos.eu/v1alpha1\nkind: ServiceBlueprint\nmetadata: {name: db}\nspec:\n  category: database\n  hostingPolicies: [Provider]\n" +
+			"  templates:\n  - name: db\n    serviceData:\n      apiVersion: v1\n      kind: Secret\n      metadata: {name: s}\n      stringData: {password: \"{{ .password }}\"}\n",
+		badResource: "apiVersion: nodecore.fluidos.eu/v1alpha1\nkind: ServiceBlueprint\nmetadata: {name: db}\nspec:\n  hostingPolicies: [Somewhere]\n",
+		ref:         "id: db\ncategory: database\ntemplates:\n- name: db\n  description: the database\n  serviceData: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: s}\n    stringData: {password: \"{{ .password }}\"}\n",
 	} {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -43,6 +48,15 @@ func TestReadBlueprints(t *testing.T) {
 	if bps, err := readBlueprints(ref); err != nil || len(bps) != 1 || !strings.HasPrefix(bps[0].GetTemplates()[0].GetServiceData(), "apiVersion: v1\nkind: Secret\n") ||
 		bps[0].GetTemplates()[0].GetDescription() != "the database" || !allocator.IsManifestBlueprint(bps[0]) {
 		t.Errorf("reference format: %v, %v", bps, err)
+	}
+	// The reference's ServiceBlueprint resource: a spec around the fields.
+	if bps, err := readBlueprints(resource); err != nil || len(bps) != 1 || bps[0].GetId() != "db" || bps[0].GetCategory() != "database" ||
+		!strings.HasPrefix(bps[0].GetTemplates()[0].GetServiceData(), "apiVersion: v1\nkind: Secret\n") ||
+		bps[0].GetConfigurationSchema().GetParameters()[0].GetName() != "password" || allocator.CheckManifestTemplates(bps[0]) != nil {
+		t.Errorf("reference resource: %v, %v", bps, err)
+	}
+	if _, err := readBlueprints(badResource); err == nil || !strings.Contains(err.Error(), `spec.hostingPolicies[0] "Somewhere"`) || !strings.Contains(err.Error(), badResource) {
+		t.Errorf("bad reference resource: %v", err)
 	}
 	if _, err := readBlueprints(bad); err == nil || !strings.Contains(err.Error(), "blueprint 0") {
 		t.Errorf("bad: %v", err)

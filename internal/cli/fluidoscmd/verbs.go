@@ -8,9 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"sigs.k8s.io/yaml"
 
 	"github.com/edgekit/edgekit/fluidos"
 )
@@ -200,7 +198,7 @@ func (c *cli) createBlueprintCommand() *cobra.Command {
 	var file string
 	cmd := &cobra.Command{
 		Use:   "blueprint -f FILE",
-		Short: "Create a service blueprint (protojson names, in JSON or YAML) and publish its Service flavor",
+		Short: "Create a service blueprint (protojson names, or the FLUIDOS reference's ServiceBlueprint resource, in JSON or YAML) and publish its Service flavor",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
@@ -210,11 +208,8 @@ func (c *cli) createBlueprintCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if b, err = yaml.YAMLToJSON(b); err != nil {
-				return fmt.Errorf("%s: %w", file, err)
-			}
-			bp := &fluidos.ServiceBlueprint{}
-			if err := protojson.Unmarshal(b, bp); err != nil {
+			bp, err := fluidos.DecodeServiceBlueprint(b)
+			if err != nil {
 				return fmt.Errorf("%s: %w", file, err)
 			}
 			return c.call(cmd, func(api apiClients) error {
@@ -226,7 +221,7 @@ func (c *cli) createBlueprintCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", "file of the blueprint, protojson names in JSON or YAML")
+	cmd.Flags().StringVarP(&file, "filename", "f", "", "file of the blueprint in JSON or YAML: protojson names, or a ServiceBlueprint resource (apiVersion nodecore.fluidos.eu/v1alpha1, spec)")
 	return cmd
 }
 
