@@ -101,6 +101,9 @@ type Controller struct {
 	selfAuth map[string]bool
 	// cachesRunning is set while Serve runs the kinds' caches.
 	cachesRunning atomic.Bool
+	// showWhole makes Show list every object before sending the first, as
+	// it did before it streamed (benchmarks compare the two; see walkFresh).
+	showWhole atomic.Bool
 
 	cloudlets     *tracked[*edgeproto.Cloudlet, *edgeproto.CloudletInfo]
 	clusters      *tracked[*edgeproto.ClusterInst, *edgeproto.ClusterInstInfo]

@@ -194,27 +194,24 @@ func deleteObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind
 }
 
 // showObjects sends, redacted, every object of k that the caller may see
-// and that matches filter.
+// and that matches filter, in key order, as of one revision at or after
+// the store's current one (so the caller reads its own writes). It sends
+// each object as it walks them (see walkFresh): it holds one object at a
+// time, not the answer, and a client that reads slowly holds the walk back
+// through the stream's flow control.
 func showObjects[T store.Object[T]](ctx context.Context, c *Controller, k *kind[T], filter T, send func(T) error) error {
 	p, err := principal(ctx)
 	if err != nil {
 		return err
 	}
-	objs, err := k.list(ctx, c)
-	if err != nil {
-		return apiError(err)
-	}
-	for _, obj := range objs {
+	return walkFresh(ctx, c, k.store, k.cache, func(obj T) error {
 		owner := k.owner(obj)
 		if !p.owns(owner) && owner != "" && !k.readBy(p, obj) {
-			continue
+			return nil
 		}
 		if !matches(filter, obj) {
-			continue
+			return nil
 		}
-		if err := send(redacted(obj)); err != nil {
-			return err
-		}
-	}
-	return nil
+		return send(redacted(obj))
+	})
 }

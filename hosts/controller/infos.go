@@ -19,18 +19,12 @@ func showInfos[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 	if err != nil {
 		return err
 	}
-	infos, err := listFresh(ctx, c, tk.info, tk.infoCache)
-	if err != nil {
-		return apiError(err)
-	}
-	for _, info := range infos {
+	return walkFresh(ctx, c, tk.info, tk.infoCache, func(info I) error {
 		if tk.visibleInfo(p, info) && matches(filter, info) {
-			if err := send(redacted(info)); err != nil {
-				return err
-			}
+			return send(redacted(info))
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // watchInfos sends the Infos of tk the caller may see that match filter,

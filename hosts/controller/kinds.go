@@ -197,6 +197,60 @@ func (k *kind[T]) list(ctx context.Context, c *Controller) ([]T, error) {
 	return listFresh(ctx, c, k.store, k.cache)
 }
 
+// walkFresh calls fn with every object of a kind in key order, as of one
+// revision at or after the store's current revision (so that a caller
+// reads its own writes), without holding more than one object at a time:
+// it walks a snapshot of the cache (taken in constant time once the cache
+// has caught up) when the cache is running, else the store a page at a
+// time at one revision. The objects are the cache's own: fn must not
+// change them. An error of fn ends the walk and is returned as it is;
+// errors of the store come back as API errors.
+func walkFresh[T store.Object[T]](ctx context.Context, c *Controller, k *store.Kind[T], cache *store.Cache[T], fn func(T) error) error {
+	if c.showWhole.Load() {
+		// The former way, kept for benchmarks: every object copied first.
+		objs, err := listFresh(ctx, c, k, cache)
+		if err != nil {
+			return apiError(err)
+		}
+		for _, obj := range objs {
+			if err := fn(obj); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if c.cachesRunning.Load() {
+		select {
+		case <-cache.Synced():
+			rev, err := c.currentRev(ctx)
+			if err != nil {
+				return apiError(err)
+			}
+			if err := cache.WaitRev(ctx, rev); err != nil {
+				return apiError(err)
+			}
+			var fnErr error
+			cache.Snapshot().Range("", func(_ string, obj T) bool {
+				fnErr = fn(obj)
+				return fnErr == nil
+			})
+			return fnErr
+		default:
+		}
+	}
+	var fnErr error
+	if _, err := k.Walk(ctx, func(obj T) error {
+		fnErr = fn(obj)
+		return fnErr
+	}); err != nil {
+		if fnErr != nil {
+			return fnErr
+		}
+		return apiError(err)
+	}
+	return nil
+}
+
 // listFresh lists a kind from its cache when the cache is running and has
 // caught up with the store's current revision, else from the store.
 func listFresh[T store.Object[T]](ctx context.Context, c *Controller, k *store.Kind[T], cache *store.Cache[T]) ([]T, error) {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/btree"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -43,8 +44,12 @@ type Cache[T Message[T]] struct {
 	logger   *slog.Logger
 	handlers []func(Event[T])
 
-	mu     sync.RWMutex
-	items  map[string]cacheEntry[T]
+	mu    sync.RWMutex
+	items map[string]cacheEntry[T]
+	// tree holds the same entries in key order; Snapshot clones it
+	// lazily (copy on write), so a long read walks one revision without
+	// copying every object or holding mu.
+	tree   *btree.BTreeG[cacheItem[T]]
 	rev    int64         // every change up to rev is applied
 	revCh  chan struct{} // closed when rev advances
 	relist bool          // the next round lists first
@@ -60,6 +65,19 @@ type Cache[T Message[T]] struct {
 type cacheEntry[T any] struct {
 	obj    T
 	modRev int64
+}
+
+// cacheItem is an entry of the cache's ordered tree.
+type cacheItem[T any] struct {
+	key string
+	cacheEntry[T]
+}
+
+// treeDegree is the degree of the cache's tree: nodes of up to 63 items.
+const treeDegree = 32
+
+func newTree[T any]() *btree.BTreeG[cacheItem[T]] {
+	return btree.NewG(treeDegree, func(a, b cacheItem[T]) bool { return a.key < b.key })
 }
 
 // CacheOption configures a Cache.
@@ -78,6 +96,7 @@ func NewCache[T Message[T]](k *Kind[T], opts ...CacheOption[T]) *Cache[T] {
 		k:      k,
 		logger: k.s.logger.With("cache", k.name),
 		items:  map[string]cacheEntry[T]{},
+		tree:   newTree[T](),
 		revCh:  make(chan struct{}),
 		synced: make(chan struct{}),
 	}
@@ -122,17 +141,48 @@ func (c *Cache[T]) Len() int {
 // List returns copies of every object in the cache, sorted by key.
 func (c *Cache[T]) List() []T {
 	c.mu.RLock()
-	keys := make([]string, 0, len(c.items))
-	for k := range c.items {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]T, len(keys))
-	for i, k := range keys {
-		out[i] = c.items[k].obj.Clone()
-	}
+	out := make([]T, 0, c.tree.Len())
+	c.tree.Ascend(func(it cacheItem[T]) bool {
+		out = append(out, it.obj.Clone())
+		return true
+	})
 	c.mu.RUnlock()
 	return out
+}
+
+// Snapshot returns the content of the cache as it is now, at one
+// revision, to read without holding the cache: taking it costs the same
+// whatever the number of objects (the cache's ordered tree is shared and
+// copied on write), changes applied afterwards do not show in it, and
+// reading it never delays the cache. A caller that must read its own
+// writes calls WaitRev first.
+func (c *Cache[T]) Snapshot() *Snapshot[T] {
+	c.mu.Lock() // Clone marks the shared tree copy-on-write: one at a time
+	defer c.mu.Unlock()
+	return &Snapshot[T]{tree: c.tree.Clone(), rev: c.rev}
+}
+
+// Snapshot is the content of a Cache at one revision (see Cache.Snapshot).
+// It can be read from several goroutines at once.
+type Snapshot[T Message[T]] struct {
+	tree *btree.BTreeG[cacheItem[T]]
+	rev  int64
+}
+
+// Rev returns the revision of the snapshot: every change up to it shows,
+// none after it.
+func (s *Snapshot[T]) Rev() int64 { return s.rev }
+
+// Len returns the number of objects in the snapshot.
+func (s *Snapshot[T]) Len() int { return s.tree.Len() }
+
+// Range calls fn with the objects of the snapshot in key order, from the
+// first key not before from ("" for all), until fn returns false. The
+// objects are the cache's own: fn must not change them (Clone first).
+func (s *Snapshot[T]) Range(from string, fn func(key string, obj T) bool) {
+	s.tree.AscendGreaterOrEqual(cacheItem[T]{key: from}, func(it cacheItem[T]) bool {
+		return fn(it.key, it.obj)
+	})
 }
 
 // WaitRev waits until the cache has applied every change up to rev (a
@@ -248,6 +298,7 @@ func (c *Cache[T]) list(ctx context.Context) error {
 	}
 	objs, errs := c.k.decodeAll("cache list", kvs)
 	fresh := make(map[string]cacheEntry[T], len(kvs))
+	tree := newTree[T]()
 	var bad []Event[T]
 	for i, kv := range kvs {
 		key := string(kv.Key[len(c.k.prefix):])
@@ -256,7 +307,9 @@ func (c *Cache[T]) list(ctx context.Context) error {
 			bad = append(bad, Event[T]{Type: EventError, Key: key, Rev: kv.ModRevision, Err: errs[i]})
 			continue
 		}
-		fresh[key] = cacheEntry[T]{obj: objs[i], modRev: kv.ModRevision}
+		e := cacheEntry[T]{obj: objs[i], modRev: kv.ModRevision}
+		fresh[key] = e
+		tree.ReplaceOrInsert(cacheItem[T]{key: key, cacheEntry: e})
 	}
 	c.mu.Lock()
 	var evs []Event[T]
@@ -273,6 +326,7 @@ func (c *Cache[T]) list(ctx context.Context) error {
 	evs = append(evs, bad...)
 	slices.SortFunc(evs, func(a, b Event[T]) int { return strings.Compare(a.Key, b.Key) })
 	c.items = fresh
+	c.tree = tree
 	c.relist = false
 	c.advance(rev)
 	c.mu.Unlock()
@@ -331,15 +385,19 @@ func (c *Cache[T]) apply(events []*clientv3.Event) {
 		ev := c.k.event(e, false)
 		switch ev.Type {
 		case EventPut:
-			c.items[ev.Key] = cacheEntry[T]{obj: ev.Object, modRev: ev.Rev}
+			e := cacheEntry[T]{obj: ev.Object, modRev: ev.Rev}
+			c.items[ev.Key] = e
+			c.tree.ReplaceOrInsert(cacheItem[T]{key: ev.Key, cacheEntry: e})
 		case EventDelete:
 			if old, ok := c.items[ev.Key]; ok {
 				ev.Object = old.obj
 			}
 			delete(c.items, ev.Key)
+			c.tree.Delete(cacheItem[T]{key: ev.Key})
 		case EventError:
 			c.logger.Error("store: cache drops an object whose new value is bad", "key", ev.Key, "err", ev.Err)
 			delete(c.items, ev.Key)
+			c.tree.Delete(cacheItem[T]{key: ev.Key})
 		}
 		evs = append(evs, ev)
 		c.advance(e.Kv.ModRevision)

@@ -246,7 +246,7 @@ func TestCacheBadValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantEvents(t, rec.take(t, 1), "error name=c1")
-	if _, ok := c.Get(f.key); ok || c.Len() != 0 {
+	if _, ok := c.Get(f.key); ok || c.Len() != 0 || c.Snapshot().Len() != 0 {
 		t.Fatalf("cache kept an object whose value went bad")
 	}
 }

@@ -52,7 +52,10 @@
 // Kind.Watch streams typed events from a revision. A Cache is a watch-fed
 // copy of every object of a kind that survives disconnects (it resumes from
 // its last revision) and compactions (it lists again and reports what
-// vanished meanwhile as deletes).
+// vanished meanwhile as deletes). Cache.Snapshot is its content at one
+// revision, taken in constant time and read in key order without holding
+// the cache, for answers too long to copy; Kind.Walk reads a kind from etcd
+// a page at a time at one revision, for readers without a cache.
 //
 // # Errors
 //

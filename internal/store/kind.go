@@ -220,6 +220,38 @@ func (k *Kind[T]) List(ctx context.Context) (objs []T, rev int64, err error) {
 	}
 }
 
+// Walk calls fn with every object of the kind in key order, as of one
+// revision, which it returns: it reads etcd a page at a time (the store's
+// page size) at the revision of the first page, decoding each value as it
+// goes, so it holds one page whatever the number of objects. An error of
+// fn ends the walk and is returned as it is. A value that does not
+// decode is an ErrBadValue naming its key; a revision compacted during
+// the walk an ErrCompacted (the objects before it were passed to fn
+// already, so Walk does not start again).
+func (k *Kind[T]) Walk(ctx context.Context, fn func(T) error) (rev int64, err error) {
+	start := time.Now()
+	defer func() { k.s.observe("walk", k.name, start, 0, err) }()
+	var fnErr error
+	rev, err = k.s.rangePrefix(ctx, k.prefix, 0, func(kv *mvccpb.KeyValue) error {
+		obj, err := k.decode("walk", string(kv.Key[len(k.prefix):]), kv.Value)
+		if err != nil {
+			return err
+		}
+		if err := fn(obj); err != nil {
+			fnErr = err
+			return err
+		}
+		return nil
+	})
+	switch {
+	case fnErr != nil:
+		return 0, fnErr
+	case err != nil:
+		return 0, k.wrapEtcd("walk", "", err)
+	}
+	return rev, nil
+}
+
 // parallelDecodeMin is the number of values from which decodeAll decodes
 // on every CPU: protojson decoding dominates the cost of a long list.
 const parallelDecodeMin = 256

@@ -106,41 +106,54 @@ func (a *app) filterCall(cmd *cobra.Command, k *Kind, in *input, args []string, 
 	return &filterCall{req: req, conn: conn, ctx: ctx, cancel: cancel}, nil
 }
 
-// runShow prints the objects that match.
+// showPageRows is how many rows of a table show prints at a time: each
+// page is lined up on its own as soon as it is full, so that a long answer
+// prints while it arrives (JSON and YAML print every object as it comes).
+const showPageRows = 100
+
+// runShow prints the objects that match, as they arrive.
 func (a *app) runShow(cmd *cobra.Command, k *Kind, in *input, args []string) error {
 	call, err := a.filterCall(cmd, k, in, args, k.Show)
 	if err != nil {
 		return err
 	}
 	defer call.cancel()
-	var objs []proto.Message
+	out := cmd.OutOrStdout()
+	var (
+		add   func(protoreflect.Message) error
+		flush func() error
+		count int
+	)
+	if f := a.format(); f != output.Table {
+		l, err := output.NewListWriter(out, f)
+		if err != nil {
+			return err
+		}
+		add = func(m protoreflect.Message) error { return l.Add(m.Interface()) }
+		flush = l.Close
+	} else {
+		t := output.NewPagedTable(out, k.Columns, showPageRows)
+		add, flush = t.Row, t.Flush
+	}
 	err = callStream(call.ctx, call.conn, k.Show, call.req, func(resp proto.Message) error {
 		fd := objectField(resp, fullName(k))
 		if fd == nil {
 			return fmt.Errorf("%s has no %s field", resp.ProtoReflect().Descriptor().FullName(), k.Desc().Name())
 		}
-		objs = append(objs, resp.ProtoReflect().Get(fd).Message().Interface())
-		return nil
+		count++
+		return add(resp.ProtoReflect().Get(fd).Message())
 	})
 	if err != nil {
 		return &callError{op: "show " + k.Name, err: err}
 	}
-	if len(objs) == 0 && len(args) > 0 {
+	if count == 0 && len(args) > 0 {
 		return status.Errorf(codes.NotFound, "no %s matches %s", k.Name, args[0])
 	}
-	out := cmd.OutOrStdout()
-	if f := a.format(); f != output.Table {
-		return output.WriteList(out, f, objs)
-	}
-	if len(objs) == 0 {
+	if count == 0 && a.format() == output.Table {
 		fmt.Fprintf(cmd.ErrOrStderr(), "No %s objects found.\n", k.Name)
 		return nil
 	}
-	rows := make([]protoreflect.Message, len(objs))
-	for i, o := range objs {
-		rows[i] = o.ProtoReflect()
-	}
-	return output.WriteTable(out, k.Columns, rows)
+	return flush()
 }
 
 // eventWidth is the width of the EVENT column of a watch: PUT, DELETE.
