@@ -48,6 +48,10 @@ type Options struct {
 	// ServerOptions are added to the controller's gRPC server
 	// (interceptors that observe calls, for example).
 	ServerOptions []grpc.ServerOption
+	// StoreInterceptor, when set, sees every unary request of the etcd
+	// client the controller's store uses (a client of its own, to count
+	// or observe what the controller asks of etcd).
+	StoreInterceptor grpc.UnaryClientInterceptor
 	// KeyProvider, when set, makes the store encrypt the secrets it holds
 	// with data keys it wraps, as controller.Run does with its key file.
 	KeyProvider atrest.KeyProvider
@@ -114,6 +118,15 @@ func Start(t testing.TB, opts Options) *Env {
 			cli = e.Etcd.Client()
 		}
 	})
+	if opts.StoreInterceptor != nil {
+		var err error
+		cli, err = clientv3.New(clientv3.Config{Endpoints: e.EtcdEndpoints(), DialTimeout: 10 * time.Second,
+			DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(opts.StoreInterceptor)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cli.Close() })
+	}
 	sopts := []store.Option{store.WithLogger(opts.Logger)}
 	if opts.KeyProvider != nil {
 		sopts = append(sopts, store.WithEncryption(atrest.NewEnvelope(opts.KeyProvider)))
