@@ -138,13 +138,10 @@ func updateObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind
 			}
 		}
 		stamp(next, "updated_at")
-		if err := checkSize(k.name, key, next); err != nil {
-			return err
-		}
 		out = next
 		k.unlinkRefs(c, tx, cur)
 		k.linkRefs(c, tx, next)
-		return k.store.TxPut(tx, next)
+		return putWithinLimit(tx, k, key, next)
 	})
 	if err != nil {
 		return zero, 0, false, apiError(tooLarge(k.name, key, err))
