@@ -65,8 +65,12 @@ func createObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind
 	if err := checkSize(k.name, key, obj); err != nil {
 		return zero, 0, err
 	}
+	req := obj
 	rev, err := c.store.Txn(ctx, func(tx *store.Tx) error {
-		if _, found, err := k.store.TxGet(tx, key); err != nil {
+		// The rules and prepare complete the object from what they read;
+		// a run again (after a stale read) starts from the request.
+		obj = req.Clone()
+		if _, found, err := k.txGet(tx, key); err != nil {
 			return err
 		} else if found {
 			return status.Errorf(codes.AlreadyExists, "%s %s already exists", k.name, key)
@@ -110,7 +114,7 @@ func updateObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind
 		changed bool
 	)
 	rev, err := c.store.Txn(ctx, func(tx *store.Tx) error {
-		cur, found, err := k.store.TxGet(tx, key)
+		cur, found, err := k.txGet(tx, key)
 		if err != nil {
 			return err
 		}
@@ -134,13 +138,10 @@ func updateObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind
 			}
 		}
 		stamp(next, "updated_at")
-		if err := checkSize(k.name, key, next); err != nil {
-			return err
-		}
 		out = next
 		k.unlinkRefs(c, tx, cur)
 		k.linkRefs(c, tx, next)
-		return k.store.TxPut(tx, next)
+		return putWithinLimit(tx, k, key, next)
 	})
 	if err != nil {
 		return zero, 0, false, apiError(tooLarge(k.name, key, err))
@@ -167,7 +168,7 @@ func deleteObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind
 	key := probe.GetKeyString()
 	var out T
 	rev, err := c.store.Txn(ctx, func(tx *store.Tx) error {
-		cur, found, err := k.store.TxGet(tx, key)
+		cur, found, err := k.txGet(tx, key)
 		if err != nil {
 			return err
 		}

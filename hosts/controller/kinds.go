@@ -38,6 +38,14 @@ type kind[T store.Object[T]] struct {
 	cache *store.Cache[T]
 }
 
+// txGet reads the object of key in tx through the kind's cache: no
+// request while the cache runs and is synchronised, a read checked at
+// commit like any other, and a run again on etcd's values when the copy
+// was stale or the run failed (see store.Cache.TxGet).
+func (k *kind[T]) txGet(tx *store.Tx, key string) (T, bool, error) {
+	return txGet(tx, k.store, k.cache, key)
+}
+
 // refOf is the ref of obj as a child.
 func (k *kind[T]) refOf(obj T) ref { return ref{kind: k.name, key: obj.GetKeyString()} }
 

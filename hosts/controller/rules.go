@@ -91,7 +91,7 @@ func (c *Controller) checkTrustPolicyRef(tx *store.Tx, cl *edgeproto.Cloudlet) e
 		return nil
 	}
 	key := (&edgeproto.TrustPolicy{Key: &edgeproto.TrustPolicyKey{Organization: cl.Key.GetOrganization(), Name: cl.TrustPolicy}}).GetKeyString()
-	if _, found, err := c.trustPolicies.store.TxGet(tx, key); err != nil {
+	if _, found, err := c.trustPolicies.txGet(tx, key); err != nil {
 		return err
 	} else if !found {
 		return preconditionf("TrustPolicy %s of Cloudlet %s does not exist", key, cl.GetKeyString())
@@ -103,7 +103,7 @@ func (c *Controller) checkTrustPolicyRef(tx *store.Tx, cl *edgeproto.Cloudlet) e
 // READY.
 func (c *Controller) readyCloudlet(tx *store.Tx, key *edgeproto.CloudletKey, what string) (*edgeproto.Cloudlet, error) {
 	ks := cloudletKeyString(key)
-	cl, found, err := c.cloudlets.store.TxGet(tx, ks)
+	cl, found, err := c.cloudlets.txGet(tx, ks)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func (c *Controller) checkFlavor(tx *store.Tx, name, what string, cl *edgeproto.
 		return nil
 	}
 	key := (&edgeproto.Flavor{Key: &edgeproto.FlavorKey{Name: name}}).GetKeyString()
-	if _, found, err := c.flavors.store.TxGet(tx, key); err != nil {
+	if _, found, err := c.flavors.txGet(tx, key); err != nil {
 		return err
 	} else if !found {
 		return preconditionf("Flavor %s of %s does not exist", name, what)
@@ -174,7 +174,7 @@ func (c *Controller) appInstRules() rules[*edgeproto.AppInst] {
 		create: func(tx *store.Tx, ai *edgeproto.AppInst) error {
 			what := "AppInst " + ai.GetKeyString()
 			appKey := (&edgeproto.App{Key: ai.AppKey}).GetKeyString()
-			app, found, err := c.apps.store.TxGet(tx, appKey)
+			app, found, err := c.apps.txGet(tx, appKey)
 			if err != nil {
 				return err
 			}
@@ -182,7 +182,7 @@ func (c *Controller) appInstRules() rules[*edgeproto.AppInst] {
 				return preconditionf("App %s of %s does not exist", appKey, what)
 			}
 			clusterKey := (&edgeproto.ClusterInst{Key: ai.ClusterKey}).GetKeyString()
-			ci, found, err := c.clusters.store.TxGet(tx, clusterKey)
+			ci, found, err := c.clusters.txGet(tx, clusterKey)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/edgekit/edgekit/internal/store"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -24,11 +25,28 @@ func checkSize(kind, key string, obj proto.Message) error {
 	if err != nil {
 		return nil // the store reports what does not encode
 	}
-	if len(b) > MaxObjectBytes {
+	return sizeError(kind, key, len(b))
+}
+
+// sizeError refuses an object of size bytes as stored when that is over
+// MaxObjectBytes.
+func sizeError(kind, key string, size int) error {
+	if size > MaxObjectBytes {
 		return invalidf("%s %s is too large: %d bytes as stored, over the limit of %d bytes (1 MiB) per object",
-			kind, key, len(b), MaxObjectBytes)
+			kind, key, size, MaxObjectBytes)
 	}
 	return nil
+}
+
+// putWithinLimit buffers the write of obj in tx, or refuses it like
+// checkSize, measuring the encoding the store writes rather than encoding
+// obj once more.
+func putWithinLimit[T store.Object[T]](tx *store.Tx, k *kind[T], key string, obj T) error {
+	size, err := k.store.TxPutSized(tx, obj)
+	if err != nil {
+		return err
+	}
+	return sizeError(k.name, key, size)
 }
 
 // tooLarge turns the store's refusal of a change over etcd's request size

@@ -107,7 +107,7 @@ var errFollowOnly = errors.New("already being deleted")
 // resetInfo clears the progress of the Info of key inside tx, so that the
 // progress streamed for a new request starts empty.
 func (tk *tracked[T, I]) resetInfo(tx *store.Tx, key string) error {
-	info, found, err := tk.info.TxGet(tx, key)
+	info, found, err := txGet(tx, tk.info, tk.infoCache, key)
 	if err != nil || !found {
 		return err
 	}
@@ -214,6 +214,7 @@ func (tk *tracked[T, I]) remove(ctx context.Context, c *Controller, keyMsg proto
 	ignore := edgeproto.IgnoresCRM(override)
 	follow := false
 	cur, rev, err := deleteObject(ctx, c, tk.kind, tk.rules, keyMsg, func(tx *store.Tx, cur T) error {
+		follow = false // a run again (its first read a stale copy) decides afresh
 		key := cur.GetKeyString()
 		st := tk.state(cur)
 		switch {

@@ -6,7 +6,8 @@ package store
 // yet. Such a read costs no request; it is guarded like any read of the
 // transaction, by the object's ModRevision as the cache knows it (0 when
 // the cache has no such object), so when the cache was behind etcd the
-// commit fails and the function runs again, reading etcd. A function that
+// commit fails and the function runs again, reading etcd. The cache's
+// revision counts in the transaction's Rev. A function that
 // returns an error, or writes nothing, after reading from a cache is
 // checked the same way (see Store.Txn): what it decided on was current.
 // Otherwise TxGet is the kind's TxGet.
@@ -15,7 +16,9 @@ func (c *Cache[T]) TxGet(tx *Tx, key string) (T, bool, error) {
 	if tx.attempt == 1 && c.running.Load() && c.isSynced() && !tx.touched(path) {
 		c.mu.RLock()
 		e, ok := c.items[key]
+		rev := c.rev
 		c.mu.RUnlock()
+		tx.cacheRev = max(tx.cacheRev, rev)
 		r := txRead{}
 		if ok {
 			r = txRead{modRev: e.modRev, obj: e.obj}

@@ -155,3 +155,57 @@ func mustRev(t *testing.T, f *txFixture) int64 {
 	}
 	return resp.Header.Revision
 }
+
+// A transaction whose reads a cache served has the cache's revision as
+// its Rev (at or past the revision of every object it read), not 0; one
+// that also read etcd has the newer of the two.
+func TestCacheTxGetRev(t *testing.T) {
+	t.Parallel()
+	f := newTxFixture(t)
+	sc := newStuckCache(t, f)
+	f.putFlavor(t, "v2")
+	written := mustRev(t, f)
+	if err := sc.c.WaitRev(f.ctx, written); err != nil {
+		t.Fatal(err)
+	}
+	var cacheOnly, both int64
+	if _, err := f.s.Txn(f.ctx, func(tx *store.Tx) error {
+		if _, ok, err := sc.c.TxGet(tx, f.key); err != nil || !ok {
+			return errors.Join(err, errors.New("cluster not found"))
+		}
+		cacheOnly = tx.Rev()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if cacheOnly < written || cacheOnly != sc.c.Rev() {
+		t.Fatalf("Rev after a cached read = %d, want the cache's revision %d (the object was written at %d)", cacheOnly, sc.c.Rev(), written)
+	}
+	// The cache stays behind while etcd moves on: a read of etcd in the
+	// same transaction sees a newer revision.
+	sc.stickAfter(written)
+	f.putFlavor(t, "v3")
+	if err := sc.c.WaitRev(f.ctx, mustRev(t, f)); err != nil {
+		t.Fatal(err)
+	}
+	f.putFlavor(t, "v4")
+	now := mustRev(t, f)
+	if _, err := f.s.Txn(f.ctx, func(tx *store.Tx) error {
+		if tx.Attempt() > 1 {
+			return nil // the stale cached read failed the first run's commit
+		}
+		if _, _, err := sc.c.TxGet(tx, f.key); err != nil {
+			return err
+		}
+		if _, _, err := f.cloudlets.TxGet(tx, f.cl.GetKeyString()); err != nil {
+			return err
+		}
+		both = tx.Rev()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if both < now {
+		t.Fatalf("Rev after a stale cached read and an etcd read = %d, want at least etcd's %d", both, now)
+	}
+}

@@ -127,17 +127,25 @@ var (
 // encode renders obj as the value stored in etcd: protojson, sealed for
 // a sealed kind.
 func (k *Kind[T]) encode(op string, obj T) (string, error) {
+	val, _, err := k.encodeSized(op, obj)
+	return val, err
+}
+
+// encodeSized is encode, also returning the size of the protojson
+// encoding before sealing.
+func (k *Kind[T]) encodeSized(op string, obj T) (string, int, error) {
 	key := KeyOf(obj)
 	b, err := marshalOpts.Marshal(obj)
 	if err != nil {
-		return "", &Error{Op: op, Kind: k.name, Key: key, Err: ErrBadValue, Cause: err}
+		return "", 0, &Error{Op: op, Kind: k.name, Key: key, Err: ErrBadValue, Cause: err}
 	}
+	size := len(b)
 	if k.sealed {
 		if b, err = k.s.env.Seal(b, []byte(k.Path(key))); err != nil {
-			return "", &Error{Op: op, Kind: k.name, Key: key, Err: ErrSeal, Cause: err}
+			return "", 0, &Error{Op: op, Kind: k.name, Key: key, Err: ErrSeal, Cause: err}
 		}
 	}
-	return string(b), nil
+	return string(b), size, nil
 }
 
 // decode reads the value stored under key. A value that is not protojson

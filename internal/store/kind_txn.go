@@ -48,12 +48,22 @@ func (k *Kind[T]) TxList(tx *Tx) ([]T, error) {
 
 // TxPut buffers a write of obj. The error is about obj's encoding.
 func (k *Kind[T]) TxPut(tx *Tx, obj T) error {
-	val, err := k.encode("txn put", obj)
+	_, err := k.TxPutSized(tx, obj)
+	return err
+}
+
+// TxPutSized buffers a write of obj like TxPut and returns the size in
+// bytes of its protojson encoding (before any sealing), so that a caller
+// that limits the size of what it stores checks it without encoding obj
+// a second time: returning an error from the transaction's function then
+// drops the write.
+func (k *Kind[T]) TxPutSized(tx *Tx, obj T) (int, error) {
+	val, size, err := k.encodeSized("txn put", obj)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	tx.Put(k.Path(KeyOf(obj)), val)
-	return nil
+	return size, nil
 }
 
 // TxDelete buffers the delete of the object of key.

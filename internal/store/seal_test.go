@@ -16,6 +16,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/edgekit/edgekit/atrest"
@@ -448,4 +449,34 @@ func snapshotValue(t *testing.T, path, key string) []byte {
 		t.Fatalf("reading %s from the snapshot: %v (found %v)", key, err, val != nil)
 	}
 	return val
+}
+
+// TxPutSized returns the size of the object's protojson encoding, before
+// sealing: what the value's plaintext takes, sealed or not.
+func TestTxPutSized(t *testing.T) {
+	t.Parallel()
+	srv := etcdtest.New(t)
+	app := secretApp("sized", planted+"sized")
+	want, err := protojson.Marshal(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]*store.Store{"plain": plainStore(t, srv), "sealed": sealedStore(t, srv, newKeyring(t))} {
+		apps := store.NewKind[*edgeproto.App](s)
+		var size int
+		if _, err := s.Txn(ctxT(t), func(tx *store.Tx) error {
+			var err error
+			size, err = apps.TxPutSized(tx, app)
+			return err
+		}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if size != len(want) {
+			t.Errorf("%s: TxPutSized = %d, want the protojson size %d", name, size, len(want))
+		}
+		got, _, err := apps.Get(ctxT(t), app.GetKeyString())
+		if err != nil || got.GetEnvVars()[1].GetSecretValue() != planted+"sized" {
+			t.Errorf("%s: stored %v, %v", name, got, err)
+		}
+	}
 }

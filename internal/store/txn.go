@@ -51,6 +51,8 @@ type Tx struct {
 	// error of the run is not trusted (the run is retried reading etcd),
 	// and a run that writes nothing still has its reads checked.
 	cached bool
+	// cacheRev is the newest revision of a Cache that served a read.
+	cacheRev int64
 }
 
 type txRead struct {
@@ -176,8 +178,11 @@ func (tx *Tx) Attempt() int { return tx.attempt }
 func (tx *Tx) Context() context.Context { return tx.ctx }
 
 // Rev returns the revision the transaction's reads see, 0 before the first
-// read.
-func (tx *Tx) Rev() int64 { return tx.rev }
+// read: the revision of its etcd reads or, when a Cache served a read (see
+// Cache.TxGet) and had applied a newer revision, that cache's revision.
+// Either way, every object the transaction read, as long as the commit
+// finds it unchanged, was last written at or before Rev.
+func (tx *Tx) Rev() int64 { return max(tx.rev, tx.cacheRev) }
 
 // Require adds compares that must hold at commit, checked in the same etcd
 // transaction as the writes: when one fails, Txn writes nothing and fails

@@ -14,12 +14,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime/pprof"
 	"sync"
 	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/executor"
 	"github.com/edgekit/edgekit/hosts/ccrm"
+	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"github.com/edgekit/edgekit/platforms"
 	"github.com/edgekit/edgekit/platforms/fake"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -116,9 +118,17 @@ func NewServer(p *fake.Platform, res executor.Reservations) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /call", s.handle)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.srv.Serve(lis) }()
+	// The server's goroutines run under the profiler label
+	// component=platform (see controllertest.ComponentLabel).
+	go pprof.Do(context.Background(), pprof.Labels(controllertest.ComponentLabel, ComponentPlatform), func(context.Context) {
+		_ = s.srv.Serve(lis)
+	})
 	return s, nil
 }
+
+// ComponentPlatform is the value of the profiler label
+// controllertest.ComponentLabel under which a Server serves its calls.
+const ComponentPlatform = "platform"
 
 // URL is the server's address, for the cloudlet env var PropURL.
 func (s *Server) URL() string { return s.url }

@@ -12,6 +12,7 @@ import (
 	"github.com/edgekit/edgekit/atrest"
 	"log/slog"
 	"net"
+	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
@@ -47,6 +48,10 @@ type Options struct {
 	// ServerOptions are added to the controller's gRPC server
 	// (interceptors that observe calls, for example).
 	ServerOptions []grpc.ServerOption
+	// StoreInterceptor, when set, sees every unary request of the etcd
+	// client the controller's store uses (a client of its own, to count
+	// or observe what the controller asks of etcd).
+	StoreInterceptor grpc.UnaryClientInterceptor
 	// KeyProvider, when set, makes the store encrypt the secrets it holds
 	// with data keys it wraps, as controller.Run does with its key file.
 	KeyProvider atrest.KeyProvider
@@ -79,6 +84,20 @@ type Env struct {
 	ccrm   string
 }
 
+// ComponentLabel is the key of the CPU profiler label (runtime/pprof)
+// under which the parts of an environment run, so that a benchmark that
+// holds them all in one process can tell their CPU apart in a profile:
+// ComponentEtcd for the etcd members and the goroutines of their clients
+// (the controller's etcd requests are encoded and decoded on the caller's
+// goroutine; the client's connection readers and keep-alives run under
+// this label), ComponentController for everything the controller's Serve
+// starts (the gRPC API and its handlers, the caches, their watches).
+const (
+	ComponentLabel      = "component"
+	ComponentEtcd       = "etcd"
+	ComponentController = "controller"
+)
+
 // Start starts an environment; it is stopped in t.Cleanup.
 func Start(t testing.TB, opts Options) *Env {
 	t.Helper()
@@ -87,12 +106,26 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	e := &Env{t: t, tokens: controller.NewTokens(), orgTok: map[string]string{}}
 	var cli *clientv3.Client
-	if opts.Members > 1 {
-		e.Cluster = etcdtest.NewCluster(t, opts.Members)
-		cli = e.Cluster.Client()
-	} else {
-		e.Etcd = etcdtest.New(t)
-		cli = e.Etcd.Client()
+	// etcd, and the goroutines of the client it hands out, run under the
+	// profiler label component=etcd, the controller's under
+	// component=controller (see ComponentLabel).
+	pprof.Do(context.Background(), pprof.Labels(ComponentLabel, ComponentEtcd), func(context.Context) {
+		if opts.Members > 1 {
+			e.Cluster = etcdtest.NewCluster(t, opts.Members)
+			cli = e.Cluster.Client()
+		} else {
+			e.Etcd = etcdtest.New(t)
+			cli = e.Etcd.Client()
+		}
+	})
+	if opts.StoreInterceptor != nil {
+		var err error
+		cli, err = clientv3.New(clientv3.Config{Endpoints: e.EtcdEndpoints(), DialTimeout: 10 * time.Second,
+			DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(opts.StoreInterceptor)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cli.Close() })
 	}
 	sopts := []store.Option{store.WithLogger(opts.Logger)}
 	if opts.KeyProvider != nil {
@@ -129,9 +162,11 @@ func Start(t testing.TB, opts Options) *Env {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if err := c.Serve(ctx, lis); err != nil {
-			t.Errorf("controller: %v", err)
-		}
+		pprof.Do(ctx, pprof.Labels(ComponentLabel, ComponentController), func(ctx context.Context) {
+			if err := c.Serve(ctx, lis); err != nil {
+				t.Errorf("controller: %v", err)
+			}
+		})
 	})
 	if opts.Host {
 		p := opts.Platform
