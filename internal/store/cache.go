@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/btree"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/metadata"
 )
 
 // Bounds of the wait between two attempts at watching after a failure.
@@ -42,6 +44,7 @@ const (
 type Cache[T Message[T]] struct {
 	k        *Kind[T]
 	logger   *slog.Logger
+	stream   string // names the cache's watch stream (see watchContext)
 	handlers []func(Event[T])
 
 	mu    sync.RWMutex
@@ -99,6 +102,7 @@ func NewCache[T Message[T]](k *Kind[T], opts ...CacheOption[T]) *Cache[T] {
 		tree:   newTree[T](),
 		revCh:  make(chan struct{}),
 		synced: make(chan struct{}),
+		stream: k.name + "#" + strconv.FormatUint(cacheStreams.Add(1), 10),
 	}
 	for _, o := range opts {
 		o(c)
@@ -218,18 +222,27 @@ func (c *Cache[T]) WaitRev(ctx context.Context, rev int64) error {
 // revision. The request goes to the watch stream of the same metadata as
 // the cache's watch (see watchContext).
 func (c *Cache[T]) requestProgress() {
-	ctx, cancel := context.WithTimeout(watchContext(), time.Second)
+	ctx, cancel := context.WithTimeout(c.watchContext(), time.Second)
 	defer cancel()
 	if err := c.k.s.client.RequestProgress(ctx); err != nil {
 		c.logger.Debug("store: request watch progress", "err", err)
 	}
 }
 
-// watchContext is the context every watch of a cache derives from: it
-// carries no metadata but "require leader", so that the client runs all
-// of them, and progress requests, on one stream.
-func watchContext() context.Context {
-	return clientv3.WithRequireLeader(context.Background())
+// cacheStreams numbers the caches of the process, each of which watches on
+// a stream of its own.
+var cacheStreams atomic.Uint64
+
+// watchContext is the context the cache's watch and its progress requests
+// derive from: "require leader", and metadata naming this cache, so that
+// the client runs them on a watch stream of their own. etcd answers a
+// progress request only when every watch of its stream started at or
+// before the current revision; on a stream shared with other watches of
+// the process, one started ahead of it (from the revision after a read)
+// would keep the cache from learning of writes to other keys until the
+// next write, and WaitRev would wait for it.
+func (c *Cache[T]) watchContext() context.Context {
+	return metadata.AppendToOutgoingContext(clientv3.WithRequireLeader(context.Background()), "edgekit-cache", c.stream)
 }
 
 // Start fills the cache and keeps it current until ctx ends, then returns
@@ -347,7 +360,7 @@ func (c *Cache[T]) advance(rev int64) {
 // watch applies changes from rev+1 until the watch ends, and says whether
 // it applied any.
 func (c *Cache[T]) watch(ctx context.Context) (progressed bool, err error) {
-	wctx, cancel := context.WithCancel(watchContext())
+	wctx, cancel := context.WithCancel(c.watchContext())
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/internal/store"
 )
@@ -248,5 +250,34 @@ func TestCacheBadValue(t *testing.T) {
 	wantEvents(t, rec.take(t, 1), "error name=c1")
 	if _, ok := c.Get(f.key); ok || c.Len() != 0 || c.Snapshot().Len() != 0 {
 		t.Fatalf("cache kept an object whose value went bad")
+	}
+}
+
+// A cache waiting for a revision written by another kind is told of it by
+// a progress notification, which etcd sends on a watch stream only when
+// every watch of the stream started at or before the current revision. A
+// watch of the process that starts ahead of it (after reading at the
+// current revision, from the next one) must not hold the cache back until
+// the next write, however quiet the store.
+func TestCacheWaitRevPastAWatchStartedAhead(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	c := store.NewCache(f.k)
+	startCache(t, c)
+	// A write outside the cache's kind: the revision the cache must reach.
+	resp, err := f.s.Client().Put(f.ctx, "/elsewhere/x", "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := resp.Header.Revision
+	// Another watch of the process, as a watcher that read at the current
+	// revision starts one, with the client's usual require-leader context.
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(context.Background()))
+	defer cancel()
+	f.s.Client().Watch(wctx, "/other/", clientv3.WithPrefix(), clientv3.WithRev(target+1))
+	ctx, cancelWait := context.WithTimeout(f.ctx, 10*time.Second)
+	defer cancelWait()
+	if err := c.WaitRev(ctx, target); err != nil {
+		t.Fatalf("the cache never reached revision %d with no write after it (at %d): %v", target, c.Rev(), err)
 	}
 }
