@@ -122,19 +122,21 @@ func rssOf(pid string) float64 {
 }
 
 // BenchmarkNotifyFanout measures the notify server holding a region:
-// -crm.bench-sessions CRMs connected (simulated: a notify stream each, over
-// gRPC on loopback, read by a goroutine), each cloudlet holding
-// -crm.bench-site-objects app instances. A round writes -crm.bench-changes
-// changes of app instances spread over every cloudlet (each change
-// concerns one CRM), paced at -crm.bench-rate per second by 16 writers,
-// and ends when every change reached its CRM. It reports the process's CPU
-// per change (controller, etcd, writers and clients all run in the
-// benchmark's process), the p50 and p99 of the time from a write's start
-// (so including etcd's commit) to its receipt, and the heap and RSS with
-// every CRM connected. design=shared is the notify server's one watch of
-// the region fanned out to the sessions; design=per-session gives each
-// session a watch of its own (Config.WatchPerSession, the design before),
-// which decodes and routes every change of the region.
+// -crm.bench-sessions CRMs connected (simulated, in a child process: a
+// notify stream each over gRPC on loopback, read by a goroutine), each
+// cloudlet holding -crm.bench-site-objects app instances, all loaded
+// straight into the store. A round writes -crm.bench-changes changes of
+// app instances spread over every cloudlet (each change concerns one CRM),
+// paced at -crm.bench-rate per second by 16 writers, and ends when every
+// change reached its CRM. It reports the CPU per change of the
+// benchmark's process (controller, etcd and writers; the clients run in
+// the child), the p50 and p99 of the time from a write's start (so
+// including etcd's commit) to its receipt, the heap and RSS of the
+// benchmark's process with every CRM connected, and the child's RSS.
+// design=shared is the notify server's one watch of the region fanned out
+// to the sessions; design=per-session gives each session a watch of its
+// own (Config.WatchPerSession, the design before), which decodes and
+// routes every change of the region.
 func BenchmarkNotifyFanout(b *testing.B) {
 	for _, d := range []struct {
 		name string
@@ -230,12 +232,12 @@ var benchStormTimeout = flag.Duration("crm.bench-storm-timeout", 5*time.Minute, 
 // -crm.bench-storm-timeout (lost: the benchmark fails unless 0), how many
 // syncs were resumed ones and how often a CRM was turned away, and the
 // peak RSS and Go heap of the benchmark's process (controller, etcd)
-// sampled during the storm. The controller's admission is its default
+// sampled during the storm, and its CPU time during the storm. The controller's admission is its default
 // (notify.DefaultMaxSyncs, DefaultMaxWaitingSyncs).
 func BenchmarkNotifyStorm(b *testing.B) {
 	n, perSite := *benchSessions, *benchSiteObjects
 	r := startBenchRegion(b, notify.Config{}, n, perSite)
-	var took time.Duration
+	var took, used time.Duration
 	var lost, resumed, busy int
 	var peakRSS, peakHeap float64
 	b.ResetTimer()
@@ -259,10 +261,11 @@ func BenchmarkNotifyStorm(b *testing.B) {
 				}
 			}
 		}()
-		start := time.Now()
+		start, cpu0 := time.Now(), cpu(b)
 		r.env.Restart()
 		missing := r.sims.waitSynced(before, start.Add(*benchStormTimeout))
 		took += time.Since(start)
+		used += cpu(b) - cpu0
 		close(stop)
 		p := <-sampled
 		peakRSS, peakHeap = max(peakRSS, p[0]), max(peakHeap, p[1])
@@ -276,6 +279,7 @@ func BenchmarkNotifyStorm(b *testing.B) {
 		b.Errorf("%d CRMs did not synchronise again within %v of a controller restart", lost, *benchStormTimeout)
 	}
 	b.ReportMetric(took.Seconds()/float64(b.N), "storm-s")
+	b.ReportMetric(used.Seconds()/float64(b.N), "cpu-s")
 	b.ReportMetric(float64(lost), "lost")
 	b.ReportMetric(float64(resumed)/float64(b.N), "resumed")
 	b.ReportMetric(float64(busy)/float64(b.N), "turned-away")

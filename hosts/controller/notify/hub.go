@@ -44,6 +44,11 @@ type hub struct {
 	ended  error                            // why the hub ended, once it did
 	pl     *placements                      // where the placed objects are, at rev
 	rev    int64                            // the revision pl and the sessions' deliveries have reached
+	// No object of a placed kind was deleted in (clean, rev]: a resumed
+	// sync from a revision at or past clean needs not look for deletes in
+	// the store. lastDel is the revision of the last such delete the hub
+	// dispatched.
+	clean, lastDel int64
 }
 
 // errHubIdle ends a hub whose last session left.
@@ -164,7 +169,7 @@ func (h *hub) load() (int64, error) {
 		}
 	}
 	h.mu.Lock()
-	h.pl, h.rev = pl, rev
+	h.pl, h.rev, h.clean = pl, rev, rev
 	h.mu.Unlock()
 	return rev, nil
 }
@@ -229,6 +234,9 @@ func (h *hub) dispatch(evs []*clientv3.Event) {
 		e, rks := o.e, o.rks
 		if e.d != nil {
 			rks = e.d.route.keys(h.pl, e.kind, e.key, e.obj, e.del, o.create, e.rev)
+			if e.del && e.d.route.placed {
+				h.lastDel, h.clean = e.rev, max(h.clean, e.rev)
+			}
 		}
 		for i, rk := range rks {
 			if i > 0 && rks[0] == rk {
@@ -263,6 +271,7 @@ func (h *hub) onCloudlet(ck string) (int64, []string) {
 // placed kinds existed at from and still do (created at or before it).
 type resumeView struct {
 	rev     int64
+	clean   int64 // no object of a placed kind was deleted in (clean, rev]
 	on      []string
 	changed []string
 	kept    int64
@@ -274,7 +283,7 @@ type resumeView struct {
 func (h *hub) resumeView(ck string, from int64, keysAtFrom []string) resumeView {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	v := resumeView{rev: h.rev}
+	v := resumeView{rev: h.rev, clean: h.clean}
 	for qk := range h.pl.on[ck] {
 		v.on = append(v.on, qk)
 	}
@@ -292,6 +301,18 @@ func (h *hub) resumeView(ck string, from int64, keysAtFrom []string) resumeView 
 		}
 	}
 	return v
+}
+
+// markClean records that no object of a placed kind was deleted in (from,
+// rev] (a resumed sync counted the keys at from): unless the hub has
+// dispatched a delete past rev since, later resumed syncs from from or
+// later need not count them again.
+func (h *hub) markClean(from, rev int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lastDel <= rev {
+		h.clean = min(h.clean, from)
+	}
 }
 
 // fail ends the hub and every session joined to it with err.

@@ -155,7 +155,11 @@ func hasCloudlet(objs []regionObject, k *kinds, ck string) bool {
 // on it at from), as the hub knows them. Deletes since from are found by
 // counting the keys at from: when every key then still exists (the count
 // equals the hub's count of objects created at or before from), nothing
-// was deleted; otherwise the keys at from are listed (keys only).
+// was deleted; otherwise the keys at from are listed (keys only). The
+// count is skipped when the hub knows that nothing was deleted since from
+// (an earlier count from an older revision, and no delete dispatched
+// since), so that a storm of CRMs resuming from revisions close to one
+// another counts a few times, not once each.
 func (s *session) resume(from int64) (int64, int, error) {
 	k := s.srv.kinds
 	cli := s.srv.cfg.Store.Client()
@@ -171,32 +175,36 @@ func (s *session) resume(from int64) (int64, int, error) {
 		}
 		return err
 	}
-	var atFrom int64
-	for _, p := range placedPrefixes {
-		resp, err := cli.Get(s.ctx, p, clientv3.WithPrefix(), clientv3.WithCountOnly(), clientv3.WithRev(from))
-		if err != nil {
-			return 0, 0, noResume(err)
-		}
-		atFrom += resp.Count
-	}
 	v := s.hub.resumeView(s.ck, from, nil)
 	if from > v.rev {
 		return 0, 0, fmt.Errorf("%w %d: the controller has read the region only up to %d", errNoResume, from, v.rev)
 	}
-	if atFrom != v.kept {
-		var keys []string
+	if from < v.clean {
+		var atFrom int64
 		for _, p := range placedPrefixes {
-			resp, err := cli.Get(s.ctx, p, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithRev(from))
+			resp, err := cli.Get(s.ctx, p, clientv3.WithPrefix(), clientv3.WithCountOnly(), clientv3.WithRev(from))
 			if err != nil {
 				return 0, 0, noResume(err)
 			}
-			for _, kv := range resp.Kvs {
-				if kind, key, ok := k.split(string(kv.Key)); ok {
-					keys = append(keys, qkey(kind, key))
+			atFrom += resp.Count
+		}
+		if atFrom == v.kept {
+			s.hub.markClean(from, v.rev)
+		} else {
+			var keys []string
+			for _, p := range placedPrefixes {
+				resp, err := cli.Get(s.ctx, p, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithRev(from))
+				if err != nil {
+					return 0, 0, noResume(err)
+				}
+				for _, kv := range resp.Kvs {
+					if kind, key, ok := k.split(string(kv.Key)); ok {
+						keys = append(keys, qkey(kind, key))
+					}
 				}
 			}
+			v = s.hub.resumeView(s.ck, from, keys)
 		}
-		v = s.hub.resumeView(s.ck, from, keys)
 	}
 	heldKeys := slices.Concat(v.on, v.changed, v.gone)
 	old, err := s.readScoped(s.ctx, from, heldKeys)
