@@ -134,6 +134,20 @@ func (s *session) readScoped(ctx context.Context, rev int64, placedKeys []string
 	return out, nil
 }
 
+// mergeByKind returns a and b in the order of the kinds' table (the
+// settings first), keeping the order of each within a kind.
+func mergeByKind(k *kinds, a, b []regionObject) []regionObject {
+	rank := func(o regionObject) int {
+		if o.d == nil {
+			return -1
+		}
+		return slices.Index(k.order, o.d)
+	}
+	out := slices.Concat(a, b)
+	slices.SortStableFunc(out, func(x, y regionObject) int { return rank(x) - rank(y) })
+	return out
+}
+
 // hasCloudlet says whether objs holds the cloudlet of key string ck.
 func hasCloudlet(objs []regionObject, k *kinds, ck string) bool {
 	for _, o := range objs {
@@ -206,15 +220,6 @@ func (s *session) resume(from int64) (int64, int, error) {
 			v = s.hub.resumeView(s.ck, from, keys)
 		}
 	}
-	heldKeys := slices.Concat(v.on, v.changed, v.gone)
-	old, err := s.readScoped(s.ctx, from, heldKeys)
-	if err != nil {
-		return 0, 0, err
-	}
-	held := newScope(s.cloudlet)
-	for _, o := range old {
-		feed(held, o, from)
-	}
 	rev := v.rev
 	cur, err := s.readScoped(s.ctx, rev, v.on)
 	if err != nil {
@@ -222,6 +227,27 @@ func (s *session) resume(from int64) (int64, int, error) {
 	}
 	if !hasCloudlet(cur, k, s.ck) {
 		return 0, 0, errCloudletGone(s.ck)
+	}
+	// The cloudlet's placed objects unchanged since from are the same at
+	// from: they are decoded once, and only the others read at from.
+	var same []regionObject
+	heldKeys := slices.Concat(v.changed, v.gone)
+	for _, o := range cur {
+		switch {
+		case o.d == nil || !o.d.route.placed:
+		case o.modRev <= from:
+			same = append(same, o)
+		default:
+			heldKeys = append(heldKeys, qkey(o.d.name, o.key))
+		}
+	}
+	old, err := s.readScoped(s.ctx, from, heldKeys)
+	if err != nil {
+		return 0, 0, err
+	}
+	held := newScope(s.cloudlet)
+	for _, o := range mergeByKind(k, old, same) {
+		feed(held, o, from)
 	}
 	mod := map[string]int64{}
 	var all []change
