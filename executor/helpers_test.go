@@ -291,3 +291,13 @@ func (m clusterKeyMatcher) Matches(x any) bool {
 }
 
 func (m clusterKeyMatcher) String() string { return "cluster key named " + string(m) }
+
+// appInstKeyMatcher matches an *AppInstKey by name.
+type appInstKeyMatcher string
+
+func (m appInstKeyMatcher) Matches(x any) bool {
+	k, ok := x.(*edgeproto.AppInstKey)
+	return ok && k.GetName() == string(m)
+}
+
+func (m appInstKeyMatcher) String() string { return "app instance key named " + string(m) }

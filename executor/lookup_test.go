@@ -142,7 +142,7 @@ func TestTrustPolicyLookups(t *testing.T) {
 		{name: "exception delete, cloudlet gone", obj: exc(edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED),
 			objs: func(o *executor.Objects) { o.Cloudlets = nil },
 			setup: func(m *mocks.MockPlatform) {
-				m.EXPECT().DeleteTrustPolicyException(anyCtx, anyV, anyV, clusterKeyMatcher("c1")).Return(nil)
+				m.EXPECT().DeleteTrustPolicyException(anyCtx, anyV, anyV, clusterKeyMatcher("c1"), anyV).Return(nil)
 			}, wantTPE: sDeleteDone},
 		{name: "exception create, app instance gone", obj: exc(edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED),
 			objs: func(o *executor.Objects) { o.AppInsts = nil }, wantIs: executor.ErrNotFound, wantTPE: sCreateError},

@@ -66,11 +66,14 @@ type TrustPolicyPlatform interface {
 	// UpdateTrustPolicy applies policy to the cloudlet; a nil policy
 	// removes the cloudlet's policy.
 	UpdateTrustPolicy(ctx context.Context, cloudlet *edgeproto.Cloudlet, policy *edgeproto.TrustPolicy) error
-	// UpdateTrustPolicyException applies exc to the cluster (idempotent).
-	UpdateTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, clusterKey *edgeproto.ClusterKey) error
-	// DeleteTrustPolicyException removes the exception from the cluster;
-	// removing an absent one succeeds.
-	DeleteTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, clusterKey *edgeproto.ClusterKey) error
+	// UpdateTrustPolicyException applies exc to the instance inst, in the
+	// cluster (idempotent). It concerns that instance only: another
+	// instance of the App in the same cluster has its own entry, applied
+	// and removed on its own.
+	UpdateTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, clusterKey *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error
+	// DeleteTrustPolicyException removes the exception from the instance
+	// inst in the cluster; removing an absent one succeeds.
+	DeleteTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, clusterKey *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error
 }
 
 // Features describes what a platform supports, so the engine can refuse work

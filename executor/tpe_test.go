@@ -1,12 +1,16 @@
 package executor_test
 
 import (
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/executor"
 	"github.com/edgekit/edgekit/executor/mocks"
+	"go.uber.org/mock/gomock"
 )
 
 func TestTrustPolicyExceptionTransitions(t *testing.T) {
@@ -30,8 +34,8 @@ func TestTrustPolicyExceptionTransitions(t *testing.T) {
 				instance("i3", edgeproto.TrackedState_TRACKED_STATE_READY),
 			},
 			setup: func(m *mocks.MockPlatform) {
-				m.EXPECT().UpdateTrustPolicyException(anyCtx, anyV, anyV, clusterKeyMatcher("c1")).Return(nil)
-				m.EXPECT().DeleteTrustPolicyException(anyCtx, anyV, anyV, clusterKeyMatcher("c1")).Return(nil)
+				m.EXPECT().UpdateTrustPolicyException(anyCtx, anyV, anyV, clusterKeyMatcher("c1"), appInstKeyMatcher("i1")).Return(nil)
+				m.EXPECT().DeleteTrustPolicyException(anyCtx, anyV, anyV, clusterKeyMatcher("c1"), appInstKeyMatcher("i2")).Return(nil)
 			},
 			want: map[string][]string{
 				"i1": {sCreating, sReady},
@@ -40,7 +44,7 @@ func TestTrustPolicyExceptionTransitions(t *testing.T) {
 		{name: "update error", state: edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_ACTIVE,
 			instances: []*edgeproto.TrustPolicyExceptionInstance{instance("i1", edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED)},
 			setup: func(m *mocks.MockPlatform) {
-				m.EXPECT().UpdateTrustPolicyException(anyCtx, anyV, anyV, anyV).Return(errBoom)
+				m.EXPECT().UpdateTrustPolicyException(anyCtx, anyV, anyV, anyV, anyV).Return(errBoom)
 			},
 			want: map[string][]string{"i1": {sUpdating, sUpdateError}}, wantErr: true},
 		{name: "removal from the cluster of a gone instance", state: edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_REJECTED,
@@ -52,7 +56,7 @@ func TestTrustPolicyExceptionTransitions(t *testing.T) {
 			},
 			setup: func(m *mocks.MockPlatform) {
 				// Only the entry naming its cluster calls the platform.
-				m.EXPECT().DeleteTrustPolicyException(anyCtx, anyV, anyV, clusterKeyMatcher("c9")).Return(nil)
+				m.EXPECT().DeleteTrustPolicyException(anyCtx, anyV, anyV, clusterKeyMatcher("c9"), anyV).Return(nil)
 			},
 			want: map[string][]string{
 				executor.KeyString(&edgeproto.AppInstKey{Name: "gone", Organization: "dev"}):  {sDeleting, sDeleteDone},
@@ -121,4 +125,45 @@ func instanceName(keyString string) string {
 		}
 	}
 	return keyString
+}
+
+// On a platform without trust policies the entry fails with the
+// platform's own refusal when it gives one, else with the engine's; the
+// entry's instance is the one the platform is asked about.
+func TestTrustPolicyExceptionOnUnsupportedPlatform(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		answer  error
+		wantMsg string
+	}{
+		{"the platform says why", fmt.Errorf("mock cannot enforce network rules: %w", executor.ErrUnsupported), "mock cannot enforce network rules"},
+		{"the platform says nothing", nil, `trust policy exception on platform "mock"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := mocks.NewMockPlatform(gomock.NewController(t))
+			m.EXPECT().Features().Return(executor.Features{PlatformType: "mock"}).AnyTimes()
+			m.EXPECT().GatherCloudletInfo(anyCtx, anyV, anyV).AnyTimes()
+			m.EXPECT().UpdateTrustPolicyException(anyCtx, anyV, anyV, clusterKeyMatcher("c1"), appInstKeyMatcher("i1")).Return(tc.answer)
+			w := newWorld()
+			w.cloudlets.Put(cloudlet(edgeproto.TrackedState_TRACKED_STATE_READY))
+			w.appInsts.Put(appInst("i1", appKey1, "c1", edgeproto.TrackedState_TRACKED_STATE_READY))
+			eng, err := executor.New(w.config(m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start(t, eng)
+			excKey := &edgeproto.TrustPolicyExceptionKey{AppKey: appKey1.Clone(), Name: "allow-dns"}
+			exc := &edgeproto.TrustPolicyException{Key: excKey, State: edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_ACTIVE,
+				Instances: []*edgeproto.TrustPolicyExceptionInstance{{AppInstKey: &edgeproto.AppInstKey{Name: "i1", Organization: "dev"},
+					CloudletKey: cloudletKey.Clone(), State: edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED}}}
+			if err := wait(t, mustSubmit(t, eng, exc)); !errors.Is(err, executor.ErrUnsupported) {
+				t.Fatalf("err = %v, want ErrUnsupported", err)
+			}
+			final, _ := w.tpes.Get(executor.KeyString(excKey))
+			in := final.GetInstances()[0]
+			if in.GetState() != edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR || len(in.GetErrors()) != 1 || !strings.Contains(in.GetErrors()[0], tc.wantMsg) {
+				t.Errorf("entry %v %q, want CREATE_ERROR saying %q", in.GetState(), in.GetErrors(), tc.wantMsg)
+			}
+		})
+	}
 }

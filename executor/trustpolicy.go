@@ -34,7 +34,10 @@ var tpeSteps = map[edgeproto.TrackedState]struct {
 // exception from an AppInst that no longer exists removes it from the
 // cluster the entry names (cluster_key), and succeeds when it names none.
 // On a platform without trust policy support an exception is never
-// applied, and removing it succeeds at once.
+// applied: the platform's UpdateTrustPolicyException is asked, so that its
+// refusal (an error wrapping ErrUnsupported) is what the entry shows, and
+// the entry fails with ErrUnsupported whatever it answers; removing an
+// exception there succeeds at once.
 //
 // Each entry reports CREATING/UPDATING/DELETING, then READY/DELETE_DONE or
 // the matching error state with its errors. Reports are TrustPolicyException
@@ -110,11 +113,9 @@ func (e *Engine) runTPE(ctx context.Context, key string, exc *edgeproto.TrustPol
 }
 
 func (e *Engine) applyTPE(ctx context.Context, exc *edgeproto.TrustPolicyException, in *edgeproto.TrustPolicyExceptionInstance, op string) error {
-	if !e.features.SupportsTrustPolicy {
-		if op == "delete" {
-			return nil // the platform applies no exception: none to remove
-		}
-		return fmt.Errorf("trust policy exception on platform %q: %w", e.features.PlatformType, ErrUnsupported)
+	supported := e.features.SupportsTrustPolicy
+	if !supported && op == "delete" {
+		return nil // the platform applies no exception: none to remove
 	}
 	active := exc.State == edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_ACTIVE
 	if op != "delete" && !active {
@@ -147,9 +148,14 @@ func (e *Engine) applyTPE(ctx context.Context, exc *edgeproto.TrustPolicyExcepti
 		return classify(ctx, opCtx, timeout, err)
 	}
 	if op == "delete" {
-		err = e.cfg.Platform.DeleteTrustPolicyException(opCtx, cloudlet, exc.Key.Clone(), clusterKey.Clone())
+		err = e.cfg.Platform.DeleteTrustPolicyException(opCtx, cloudlet, exc.Key.Clone(), clusterKey.Clone(), in.AppInstKey.Clone())
 	} else {
-		err = e.cfg.Platform.UpdateTrustPolicyException(opCtx, cloudlet, exc.Clone(), clusterKey.Clone())
+		err = e.cfg.Platform.UpdateTrustPolicyException(opCtx, cloudlet, exc.Clone(), clusterKey.Clone(), in.AppInstKey.Clone())
+		if !supported && (err == nil || !errors.Is(err, ErrUnsupported)) {
+			// The platform's own refusal says why (it cannot enforce
+			// network rules...); without one, the engine's.
+			err = fmt.Errorf("trust policy exception on platform %q: %w", e.features.PlatformType, ErrUnsupported)
+		}
 	}
 	if err != nil {
 		return classify(ctx, opCtx, timeout, err)

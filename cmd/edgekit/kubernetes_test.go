@@ -5,25 +5,37 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/edgekit/edgekit/hosts/fluidos/allocator"
 	"github.com/edgekit/edgekit/hosts/region"
 	"github.com/edgekit/edgekit/internal/testenv/k8senv"
 )
 
 // up --kubeconfig, against a real control plane with one simulated node:
 // the region gets the cloudlet operator/k8s1 on the kubernetes platform,
-// served by the CCRM, READY; the tour deploys its image App there too
-// (READY when the pods are); and the kubeconfig's credentials appear in
-// none of up's output, the processes' logs, the state directory, nor
-// edgectl's Show output.
+// served by the CCRM, READY, and the FLUIDOS node provider-k8s on the
+// cluster; the tour deploys its image App there too (READY when the pods
+// are), buys from provider-k8s the reference-format database (ACTIVE, its
+// endpoint db-service.<namespace>.svc.cluster.local:3306) and a K8Slice,
+// releases them, and their namespaces leave the cluster; and neither the
+// kubeconfig's credentials, nor the database's password, nor any
+// ServiceAccount token appears in up's output, the tour's, the processes'
+// logs, the state directory, nor edgectl's Show output.
 func TestUpWithKubeconfigAddsAKubernetesCloudlet(t *testing.T) {
 	env := k8senv.ForTest(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	if err := env.AddNode(ctx, k8senv.Node{Name: "up-node", CPU: "4", Memory: "8Gi", Pods: 50}); err != nil {
 		t.Fatalf("adding a node: %v", err)
@@ -66,27 +78,88 @@ func TestUpWithKubeconfigAddsAKubernetesCloudlet(t *testing.T) {
 	}
 	shown := s.run(30*time.Second, ctlBin, "show", "cloudlets", "-o", "json")
 
-	tour := s.run(4*time.Minute, edgekitBin, "tour", "--state-dir", s.state)
+	if _, ok := info.Nodes[region.KubernetesProvider]; !ok || info.KubeconfigFile != kcFile {
+		t.Fatalf("region.json: nodes %v, kubeconfig file %q: want the node %s and %s", info.Nodes, info.KubeconfigFile, region.KubernetesProvider, kcFile)
+	}
+
+	// The Service's password reaches the cluster only in the Secret of
+	// the blueprint: watched from before the tour, to look for it after.
+	admin, err := k8s.NewForConfig(env.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := watchSecrets(t, admin, allocator.LabelContract, "password")
+
+	tour := s.run(8*time.Minute, edgekitBin, "tour", "--state-dir", s.state)
 	for _, want := range []string{
 		"k8s1      CCRM  ClusterInst tour-k8s1         READY",
 		"k8s1      CCRM  AppInst     tour-web-k8s1     READY",
 		"runs in the cluster: [ek-tour-web-k8s1-",
 		"tour-web-k8s1     DELETE_DONE", "tour-k8s1         DELETE_DONE",
-		"App tour-image deleted", "the tour is done",
+		"App tour-image deleted",
+		// The key-value Service of the provider node, as without a cluster.
+		"solver tour-kv deleted",
+		// The reference-format database and the slice of the node on the
+		// cluster.
+		`consumer bought "provider-k8s-service-mysql" from provider-k8s`,
+		`consumer bought "provider-k8s-k8slice" from provider-k8s`,
+		"password present (not shown)", "handed over (present, not shown",
+		"solver tour-mysql deleted", "solver tour-slice deleted",
+		"the tour is done",
 	} {
 		if !strings.Contains(tour, want) {
 			t.Errorf("the tour's output lacks %q", want)
 		}
 	}
+	if n := strings.Count(tour, " from provider-k8s\n"); n != 2 {
+		t.Errorf("the tour reports %d contracts bought from provider-k8s, want 2 (the database and the slice)", n)
+	}
 	if t.Failed() {
 		t.Fatalf("the tour:\n%s", tour)
+	}
+	// The database: ACTIVE, its endpoint the Service on 3306 by its
+	// cluster DNS name, in a namespace that the release removed; the
+	// slice: a namespace of its own, removed too.
+	endpoint := regexp.MustCompile(`allocation (\S+): credentials handed over: endpoints db-service\.([a-z0-9-]+)\.svc\.cluster\.local:3306, user tour, database tour, password present`).FindStringSubmatch(tour)
+	slice := regexp.MustCompile(`allocation (\S+): a kubeconfig of namespace ([a-z0-9-]+) handed over`).FindStringSubmatch(tour)
+	if endpoint == nil || slice == nil || endpoint[2] == slice[2] {
+		t.Fatalf("the tour names no endpoint db-service.<namespace>.svc.cluster.local:3306, or no slice's namespace, or the same one:\n%s", tour)
+	}
+	for _, b := range [][]string{endpoint, slice} {
+		if !strings.Contains(tour, "allocation "+b[1]+" ACTIVE") || !strings.Contains(tour, "allocation "+b[1]+" RELEASED") {
+			t.Errorf("the tour does not report allocation %s ACTIVE then RELEASED", b[1])
+		}
+		if !strings.Contains(tour, "namespace "+b[2]+": gone from the cluster") {
+			t.Errorf("the tour does not report namespace %s gone", b[2])
+		}
+		if _, err := admin.CoreV1().Namespaces().Get(ctx, b[2], metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("namespace %s after the tour: %v, want not found", b[2], err)
+		}
+	}
+	passwords := secrets()
+	if len(passwords) == 0 {
+		t.Fatal("no Secret of a contract carried a password during the tour: the database's Secret was not seen")
 	}
 
 	up.interrupt(60 * time.Second)
 	s.checkStopped(info, nil, nil)
-	for what, text := range map[string]string{"up's output": up.output(), "show cloudlets -o json": shown, "the tour's output": tour} {
+	// The secrets: the region's kubeconfig's token, the database's
+	// password, and the slice's token (a JWT, as every ServiceAccount
+	// token: no JWT at all in what the user reads or the logs).
+	leaks := func(what, text string) {
 		if strings.Contains(text, token) {
 			t.Errorf("%s holds the kubeconfig's token", what)
+		}
+		for _, pw := range passwords {
+			if strings.Contains(text, pw) {
+				t.Errorf("%s holds the database's password", what)
+			}
+		}
+	}
+	for what, text := range map[string]string{"up's output": up.output(), "show cloudlets -o json": shown, "the tour's output": tour} {
+		leaks(what, text)
+		if strings.Contains(text, jwtHeader) {
+			t.Errorf("%s holds a JWT", what)
 		}
 	}
 	// Every file up and its processes wrote: logs, ready files, etcd's
@@ -107,9 +180,10 @@ func TestUpWithKubeconfigAddsAKubernetesCloudlet(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if strings.Contains(string(data), token) {
-			rel, _ := filepath.Rel(s.state, path)
-			t.Errorf("%s holds the kubeconfig's token", rel)
+		rel, _ := filepath.Rel(s.state, path)
+		leaks(rel, string(data))
+		if strings.HasSuffix(path, ".log") && strings.Contains(string(data), jwtHeader) {
+			t.Errorf("%s holds a JWT", rel)
 		}
 		return nil
 	})
@@ -152,4 +226,48 @@ func TestUpWithABadKubeconfigSaysWhichInOneLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jwtHeader starts every JSON Web Token: base64 of `{"alg":`.
+const jwtHeader = "eyJhbGciOi"
+
+// watchSecrets watches, from now, the Secrets of every namespace that
+// carry label, and returns a function that stops the watch and returns
+// the values of key they held, all distinct. The watch is stopped at the
+// test's end if not before.
+func watchSecrets(t *testing.T, cs k8s.Interface, label, key string) func() []string {
+	t.Helper()
+	w, err := cs.CoreV1().Secrets("").Watch(t.Context(), metav1.ListOptions{LabelSelector: label})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu     sync.Mutex
+		values []string
+		done   = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			sec, ok := ev.Object.(*corev1.Secret)
+			if !ok {
+				continue
+			}
+			v := string(sec.Data[key])
+			mu.Lock()
+			if v != "" && !slices.Contains(values, v) {
+				values = append(values, v)
+			}
+			mu.Unlock()
+		}
+	}()
+	stop := func() []string {
+		w.Stop()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(values)
+	}
+	t.Cleanup(func() { stop() })
+	return stop
 }

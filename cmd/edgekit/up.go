@@ -33,7 +33,7 @@ func upMain(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.BoolVar(&o.Fresh, "fresh", false, "delete what an earlier up left in --state-dir, and start a new region")
 	fs.IntVar(&o.BasePort, "base-port", region.DefaultBasePort, "the controller's API listens on base+1, its status page and /metrics on base+2, and so on (see docs); 0 picks free ports")
 	fs.StringVar(&o.Context, "context", region.DefaultContext, "name of the edgectl context to write (and make current)")
-	fs.StringVar(&o.KubeconfigFile, "kubeconfig", "", "a kubeconfig: add the cloudlet operator/k8s1 on its cluster (platform kubernetes, served by the CCRM), with the file's content as its KUBECONFIG access variable")
+	fs.StringVar(&o.KubeconfigFile, "kubeconfig", "", "a kubeconfig: add the cloudlet operator/k8s1 on its cluster (platform kubernetes, served by the CCRM), with the file's content as its KUBECONFIG access variable, and the FLUIDOS node provider-k8s selling slices of that cluster and a MySQL Service on it (the tour buys both)")
 	fs.BoolVar(&tour, "tour", false, "run the tour once the region is ready (the region stays up after it)")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", region.DefaultReadyTimeout, "give up when the region is not ready within this long")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", region.DefaultStopTimeout, "how long each process may take to stop before it is killed")

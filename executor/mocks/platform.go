@@ -114,17 +114,17 @@ func (mr *MockPlatformMockRecorder) DeleteCluster(ctx, cloudlet, cluster, res, p
 }
 
 // DeleteTrustPolicyException mocks base method.
-func (m *MockPlatform) DeleteTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, clusterKey *edgeproto.ClusterKey) error {
+func (m *MockPlatform) DeleteTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, clusterKey *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "DeleteTrustPolicyException", ctx, cloudlet, key, clusterKey)
+	ret := m.ctrl.Call(m, "DeleteTrustPolicyException", ctx, cloudlet, key, clusterKey, inst)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // DeleteTrustPolicyException indicates an expected call of DeleteTrustPolicyException.
-func (mr *MockPlatformMockRecorder) DeleteTrustPolicyException(ctx, cloudlet, key, clusterKey any) *gomock.Call {
+func (mr *MockPlatformMockRecorder) DeleteTrustPolicyException(ctx, cloudlet, key, clusterKey, inst any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "DeleteTrustPolicyException", reflect.TypeOf((*MockPlatform)(nil).DeleteTrustPolicyException), ctx, cloudlet, key, clusterKey)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "DeleteTrustPolicyException", reflect.TypeOf((*MockPlatform)(nil).DeleteTrustPolicyException), ctx, cloudlet, key, clusterKey, inst)
 }
 
 // Features mocks base method.
@@ -213,17 +213,17 @@ func (mr *MockPlatformMockRecorder) UpdateTrustPolicy(ctx, cloudlet, policy any)
 }
 
 // UpdateTrustPolicyException mocks base method.
-func (m *MockPlatform) UpdateTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, clusterKey *edgeproto.ClusterKey) error {
+func (m *MockPlatform) UpdateTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, clusterKey *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "UpdateTrustPolicyException", ctx, cloudlet, exc, clusterKey)
+	ret := m.ctrl.Call(m, "UpdateTrustPolicyException", ctx, cloudlet, exc, clusterKey, inst)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // UpdateTrustPolicyException indicates an expected call of UpdateTrustPolicyException.
-func (mr *MockPlatformMockRecorder) UpdateTrustPolicyException(ctx, cloudlet, exc, clusterKey any) *gomock.Call {
+func (mr *MockPlatformMockRecorder) UpdateTrustPolicyException(ctx, cloudlet, exc, clusterKey, inst any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "UpdateTrustPolicyException", reflect.TypeOf((*MockPlatform)(nil).UpdateTrustPolicyException), ctx, cloudlet, exc, clusterKey)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "UpdateTrustPolicyException", reflect.TypeOf((*MockPlatform)(nil).UpdateTrustPolicyException), ctx, cloudlet, exc, clusterKey, inst)
 }
 
 // MockCloudletPlatform is a mock of CloudletPlatform interface.
@@ -451,17 +451,17 @@ func (m *MockTrustPolicyPlatform) EXPECT() *MockTrustPolicyPlatformMockRecorder 
 }
 
 // DeleteTrustPolicyException mocks base method.
-func (m *MockTrustPolicyPlatform) DeleteTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, clusterKey *edgeproto.ClusterKey) error {
+func (m *MockTrustPolicyPlatform) DeleteTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, clusterKey *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "DeleteTrustPolicyException", ctx, cloudlet, key, clusterKey)
+	ret := m.ctrl.Call(m, "DeleteTrustPolicyException", ctx, cloudlet, key, clusterKey, inst)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // DeleteTrustPolicyException indicates an expected call of DeleteTrustPolicyException.
-func (mr *MockTrustPolicyPlatformMockRecorder) DeleteTrustPolicyException(ctx, cloudlet, key, clusterKey any) *gomock.Call {
+func (mr *MockTrustPolicyPlatformMockRecorder) DeleteTrustPolicyException(ctx, cloudlet, key, clusterKey, inst any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "DeleteTrustPolicyException", reflect.TypeOf((*MockTrustPolicyPlatform)(nil).DeleteTrustPolicyException), ctx, cloudlet, key, clusterKey)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "DeleteTrustPolicyException", reflect.TypeOf((*MockTrustPolicyPlatform)(nil).DeleteTrustPolicyException), ctx, cloudlet, key, clusterKey, inst)
 }
 
 // UpdateTrustPolicy mocks base method.
@@ -479,17 +479,17 @@ func (mr *MockTrustPolicyPlatformMockRecorder) UpdateTrustPolicy(ctx, cloudlet, 
 }
 
 // UpdateTrustPolicyException mocks base method.
-func (m *MockTrustPolicyPlatform) UpdateTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, clusterKey *edgeproto.ClusterKey) error {
+func (m *MockTrustPolicyPlatform) UpdateTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, clusterKey *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "UpdateTrustPolicyException", ctx, cloudlet, exc, clusterKey)
+	ret := m.ctrl.Call(m, "UpdateTrustPolicyException", ctx, cloudlet, exc, clusterKey, inst)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // UpdateTrustPolicyException indicates an expected call of UpdateTrustPolicyException.
-func (mr *MockTrustPolicyPlatformMockRecorder) UpdateTrustPolicyException(ctx, cloudlet, exc, clusterKey any) *gomock.Call {
+func (mr *MockTrustPolicyPlatformMockRecorder) UpdateTrustPolicyException(ctx, cloudlet, exc, clusterKey, inst any) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "UpdateTrustPolicyException", reflect.TypeOf((*MockTrustPolicyPlatform)(nil).UpdateTrustPolicyException), ctx, cloudlet, exc, clusterKey)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "UpdateTrustPolicyException", reflect.TypeOf((*MockTrustPolicyPlatform)(nil).UpdateTrustPolicyException), ctx, cloudlet, exc, clusterKey, inst)
 }
 
 // MockFeatureReporter is a mock of FeatureReporter interface.

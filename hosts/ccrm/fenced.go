@@ -121,16 +121,16 @@ func (f fencedPlatform) UpdateTrustPolicy(ctx context.Context, c *edgeproto.Clou
 	return f.p.UpdateTrustPolicy(ctx, c, policy)
 }
 
-func (f fencedPlatform) UpdateTrustPolicyException(ctx context.Context, c *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, ck *edgeproto.ClusterKey) error {
+func (f fencedPlatform) UpdateTrustPolicyException(ctx context.Context, c *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, ck *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error {
 	if err := check(ctx, "UpdateTrustPolicyException"); err != nil {
 		return err
 	}
-	return f.p.UpdateTrustPolicyException(ctx, c, exc, ck)
+	return f.p.UpdateTrustPolicyException(ctx, c, exc, ck, inst)
 }
 
-func (f fencedPlatform) DeleteTrustPolicyException(ctx context.Context, c *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, ck *edgeproto.ClusterKey) error {
+func (f fencedPlatform) DeleteTrustPolicyException(ctx context.Context, c *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, ck *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error {
 	if err := check(ctx, "DeleteTrustPolicyException"); err != nil {
 		return err
 	}
-	return f.p.DeleteTrustPolicyException(ctx, c, key, ck)
+	return f.p.DeleteTrustPolicyException(ctx, c, key, ck, inst)
 }

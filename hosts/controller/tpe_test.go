@@ -559,8 +559,10 @@ func TestExceptionOnLocalCloudletShowsItsErrorPerInstance(t *testing.T) {
 		shown = got[0].(*edgeproto.TrustPolicyException)
 		return slices.Equal(entries(shown), []string{"i1=CREATE_ERROR"})
 	})
-	if errs := shown.Instances[0].Errors; len(errs) != 1 || !strings.Contains(errs[0], `platform "local"`) || !strings.Contains(errs[0], "not supported") {
-		t.Fatalf("errors of the entry = %q, want one saying the local platform does not support it", errs)
+	// The local platform's own answer: it cannot enforce network rules
+	// (not the engine's generic "not supported on platform").
+	if errs := shown.Instances[0].Errors; len(errs) != 1 || !strings.Contains(errs[0], local.ErrNoNetworkRules.Error()) {
+		t.Fatalf("errors of the entry = %q, want one saying %q", errs, local.ErrNoNetworkRules)
 	}
 
 	// Nothing was applied, so the delete ends: the exception leaves the store.

@@ -294,6 +294,49 @@ func TestStatusPageInABrowser(t *testing.T) {
 	pollTextFunc(t, bctx, `section.usage[data-key="`+site1Key+`"] li[data-resource="Instances"] .rval`, "2 instances on site1", 5*time.Second,
 		func(s string) bool { return strings.HasPrefix(s, "2") })
 	screenshot(t, bctx, "usage")
+
+	// An alert: site2's vCPU quota gets a threshold its use crosses (c2
+	// uses vCPUs of the 40); the alert is listed on the usage view and
+	// beside the map, and the views offer it; a threshold its use does
+	// not reach clears it from the page.
+	setVCPUThreshold := func(threshold int32) {
+		t.Helper()
+		if _, err := drain(w.op.cloudlets.UpdateCloudlet(ctx, &edgeproto.UpdateCloudletRequest{Cloudlet: &edgeproto.Cloudlet{Key: site2,
+			ResourceQuotas: []*edgeproto.ResourceQuota{{Name: "vCPUs", Value: 40, AlertThreshold: threshold}}},
+			Fields: []string{edgeproto.CloudletFieldResourceQuotas}})); err != nil {
+			t.Fatalf("set site2's vCPUs alert threshold to %d%%: %v", threshold, err)
+		}
+	}
+	setVCPUThreshold(1)
+	alertItem := `ul.alerts li.error`
+	pollTextFunc(t, bctx, alertItem, "site2's vCPUs alert at the 1% threshold", 5*time.Second,
+		func(s string) bool {
+			return strings.Contains(s, "site2") && strings.Contains(s, "vCPUs") && strings.Contains(s, "threshold 1%")
+		})
+	run("the views offer the alerts", 5*time.Second, chromedp.WaitVisible(chromedp.CSS(`nav a[href="#/kind/Alert"]`)))
+	screenshot(t, bctx, "usage-alert")
+	show(t, bctx, "#/map")
+	pollTextFunc(t, bctx, `.side `+alertItem, "the alert beside the map", 5*time.Second,
+		func(s string) bool { return strings.Contains(s, "vCPUs") })
+	screenshot(t, bctx, "map-alert")
+	// The alert's page: its fields, and a link to its cloudlet.
+	run("open the alert's page", 10*time.Second, chromedp.Click(chromedp.CSS(`.side `+alertItem+` a`)),
+		chromedp.WaitVisible(chromedp.CSS(`#links a[data-rel="cloudlet"]`)), chromedp.WaitReady(chromedp.CSS("#fields pre")))
+	if fields := evalString(t, bctx, `document.querySelector("#fields pre").textContent`); !strings.Contains(fields, `"threshold": 1`) {
+		t.Errorf("the alert's page shows the fields %s, want its threshold of 1%%", fields)
+	}
+	if got := text(`#links a[data-rel="cloudlet"]`); got != "site2" {
+		t.Errorf("the alert's cloudlet link shows %q, want site2", got)
+	}
+	screenshot(t, bctx, "object-alert")
+	// Cleared while its page is open: the page says it is gone.
+	setVCPUThreshold(100)
+	pollText(t, bctx, "#object-missing", "deleted", 5*time.Second)
+	show(t, bctx, "#/map")
+	pollFunc(t, bctx, "the alert cleared from the map", 5*time.Second, func() bool {
+		return evalString(t, bctx, `String(document.querySelectorAll("ul.alerts li").length)`) == "0"
+	})
+
 	show(t, bctx, "#/object/Cloudlet/"+site2Key)
 	run("site2's page", 10*time.Second, chromedp.WaitVisible(chromedp.CSS("#fields")))
 	screenshot(t, bctx, "cloudlet")
@@ -499,6 +542,9 @@ func screenshot(t *testing.T, bctx context.Context, name string) {
 		}
 		t.Logf("screenshots of the status page in %s", d)
 		screenshotDirs.Store(t.Name(), d)
+		// A temporary directory goes with the test: a repeated run
+		// (-count) makes its own.
+		t.Cleanup(func() { screenshotDirs.Delete(t.Name()) })
 		dir = d
 	}
 	c, cancel := context.WithTimeout(bctx, 20*time.Second)

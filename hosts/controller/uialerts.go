@@ -28,8 +28,11 @@ func (c *Controller) alertUISource() ui.Source {
 }
 
 func alertRow(key string, a *edgeproto.Alert) ui.Row {
+	cloudlet := cloudletKeyString(a.GetKey().GetCloudletKey())
 	row := ui.Row{Kind: "Alert", Key: key, Org: alertOwner(a), State: "ACTIVE",
-		Where: cloudletKeyString(a.GetKey().GetCloudletKey()),
+		Name: a.GetKey().GetResource(), Where: cloudlet, Cloudlet: cloudlet,
+		Links:  []ui.Link{{Rel: "cloudlet", Kind: "Cloudlet", Key: cloudlet}},
+		Detail: &ui.Detail{Fields: redactedJSON(a)},
 		Message: fmt.Sprintf("%s: %s at %d%% of its quota (%d of %d%s; threshold %d%%)", a.GetName(), a.GetKey().GetResource(),
 			a.GetUsagePercent(), a.GetUsed(), a.GetQuota(), unitSuffix(a.GetUnits()), a.GetThreshold())}
 	if t := a.GetUpdatedAt(); t != nil {

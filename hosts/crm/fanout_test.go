@@ -187,3 +187,42 @@ func TestASyncReadsOnlyWhatIsOnItsCloudlet(t *testing.T) {
 		t.Fatalf("the sync holds the undecodable instance of no cloudlet")
 	}
 }
+
+// A trust policy exception reaches the CRMs of the cloudlets of its
+// entries only (each with its own entries): a CRM of a cloudlet it has no
+// entry on receives nothing of it, and a CRM whose last entry went is sent
+// its delete.
+func TestExceptionReachesOnlyTheCRMsOfItsCloudlets(t *testing.T) {
+	t.Parallel()
+	r := startFanoutRegion(t, notify.Config{})
+	ctx := testCtx(t)
+	tpes := store.NewKind[*edgeproto.TrustPolicyException](r.env.Store)
+	key := &edgeproto.TrustPolicyExceptionKey{AppKey: appKey("web"),
+		CloudletPoolKey: &edgeproto.CloudletPoolKey{Organization: "operator", Name: "p1"}, Name: "dns"}
+	id := "TrustPolicyException/" + (&edgeproto.TrustPolicyException{Key: key}).GetKeyString()
+	put := func(cl *edgeproto.CloudletKey) {
+		t.Helper()
+		if _, err := tpes.Put(ctx, &edgeproto.TrustPolicyException{Key: key,
+			State: edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_ACTIVE,
+			Instances: []*edgeproto.TrustPolicyExceptionInstance{{AppInstKey: &edgeproto.AppInstKey{Organization: "developer", Name: "i1"},
+				CloudletKey: cl, State: edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, got []map[string]proto.Message, want ...[]string) {
+		t.Helper()
+		for i := range got {
+			if !slices.Equal(ids(got[i]), want[i]) {
+				t.Errorf("%s: %s was sent %v, want %v", what, r.sites[i].GetName(), ids(got[i]), want[i])
+			}
+		}
+	}
+	put(r.sites[0])
+	check("an entry on site1", r.barrier(t, "b1"), []string{"put " + id}, nil, nil)
+	put(r.sites[1])
+	check("the entry moved to site2", r.barrier(t, "b2"), []string{"del " + id}, []string{"put " + id}, nil)
+	if _, err := r.env.Store.Client().Delete(ctx, tpes.Path((&edgeproto.TrustPolicyException{Key: key}).GetKeyString())); err != nil {
+		t.Fatal(err)
+	}
+	check("the exception deleted", r.barrier(t, "b3"), nil, []string{"del " + id}, nil)
+}

@@ -9,7 +9,10 @@
 // content its access variable KUBECONFIG, never printed), and two FLUIDOS nodes trading over mutual TLS: a
 // provider selling a slice of this host and the key-value Service of
 // package kvservice (provisioned as a real process through its lifecycle
-// engine on the local platform), and a consumer that buys from it. Every process is the multi-call edgekit binary run with a
+// engine on the local platform), and a consumer that buys from it; with
+// Options.KubeconfigFile a third node, KubernetesProvider, on that
+// cluster (platform kubernetes), selling slices of it and the Service of
+// KubernetesBlueprint, a database in the FLUIDOS reference's format. Every process is the multi-call edgekit binary run with a
 // subcommand (edgekit controller, crm, ccrm, fluidos-node), copied into
 // the state directory so that it outlives a "go run" build.
 //
@@ -36,6 +39,7 @@
 //	crm/edge1/, crm/edge1.key the CRM's platform state and access key (0600)
 //	ccrm/                    the CCRM replicas' platform state
 //	fluidos/provider/, fluidos/consumer/, fluidos/tls/, fluidos/blueprints.json
+//	fluidos/provider-k8s/, fluidos/blueprints-k8s.json  with a kubeconfig
 //	logs/<process>.log       each process's output, appended
 //	run/<process>.json       each process's ready file (cmdutil.Ready)
 //	powered-off.json         instances the last stop powered off

@@ -40,8 +40,13 @@ type Info struct {
 	// FluidosTLSDir is the FLUIDOS nodes' development authority: an
 	// "admin" certificate of it may use their APIs.
 	FluidosTLSDir string `json:"fluidos_tls_dir"`
-	// Nodes are the FLUIDOS nodes, by identity.
+	// Nodes are the FLUIDOS nodes, by identity: Provider, Consumer, and
+	// KubernetesProvider when the region has a Kubernetes cluster.
 	Nodes map[string]NodeInfo `json:"nodes"`
+	// KubeconfigFile is the kubeconfig of the region's Kubernetes cluster
+	// (Options.KubeconfigFile, absolute), "" when it has none. Its
+	// content is a secret and is never copied here.
+	KubeconfigFile string `json:"kubeconfig_file,omitempty"`
 	// Processes are the processes up runs.
 	Processes []ProcessInfo `json:"processes"`
 }

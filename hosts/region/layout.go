@@ -30,12 +30,25 @@ const (
 	// Provider and Consumer are the FLUIDOS nodes' identities.
 	Provider = "provider"
 	Consumer = "consumer"
+	// KubernetesProvider is the FLUIDOS node on the Kubernetes cluster of
+	// Options.KubeconfigFile, when one is given: its platform is that
+	// cluster, and it sells slices of it (namespaces with their own
+	// kubeconfig) and the Service of KubernetesBlueprint.
+	KubernetesProvider = "provider-k8s"
 	// ServiceBlueprint is the blueprint the provider sells a Service of.
 	ServiceBlueprint = "kv"
+	// KubernetesBlueprint is the blueprint KubernetesProvider sells a
+	// Service of: a MySQL database written in the FLUIDOS reference's
+	// format (Kubernetes manifests).
+	KubernetesBlueprint = "mysql"
 	// KVImageName is the name under which the region's binary is the
 	// key-value service of ServiceBlueprint (image "kv" of the provider).
 	KVImageName = "edgekit-kv"
 )
+
+// maxPortOffset is the highest offset from the base port a listener of
+// the region takes (pickPorts).
+const maxPortOffset = 43
 
 // Port ranges the local platform hands the cloudlets' clusters: below the
 // kernel's ephemeral ports, one range per cloudlet so that their
@@ -66,6 +79,7 @@ func (l layout) ccrmState() string          { return l.path("ccrm") }
 func (l layout) node(id string) string      { return l.path("fluidos", id) }
 func (l layout) fluidosTLS() string         { return l.path("fluidos", "tls") }
 func (l layout) blueprints() string         { return l.path("fluidos", "blueprints.json") }
+func (l layout) k8sBlueprints() string      { return l.path("fluidos", "blueprints-k8s.json") }
 func (l layout) logFile(name string) string { return l.path("logs", name+".log") }
 func (l layout) readyFile(name string) string {
 	return l.path("run", name+".json")
@@ -89,7 +103,10 @@ type ports struct {
 	controllerAPI, controllerHTTP string
 	crmMetrics                    string
 	ccrmMetrics                   [2]string
-	nodes                         map[string]nodePorts
+	// nodes are the FLUIDOS nodes' addresses, by identity: Provider,
+	// Consumer, and KubernetesProvider when the region has a Kubernetes
+	// cluster.
+	nodes map[string]nodePorts
 }
 
 // nodePorts are a FLUIDOS node's addresses.
@@ -98,14 +115,14 @@ type nodePorts struct{ rear, api, metrics string }
 // pickPorts returns the addresses for base: base+1 and base+2 for the
 // controller's API and HTTP server, base+3 for the CRM's metrics, base+11
 // and base+12 for the CCRM replicas', base+21 to base+23 and base+31 to
-// base+33 for the provider's and the consumer's REAR, API and metrics. A
-// base of 0 picks free loopback ports instead (different at each run),
+// base+33 for the provider's and the consumer's REAR, API and metrics,
+// and with k8s base+41 to base+43 for KubernetesProvider's. A base of 0 picks free loopback ports instead (different at each run),
 // between 10000 and 19999: below the kernel's ephemeral ports, which any
 // program's outgoing connections and port-0 listeners may take between
 // the pick and the bind, and below the local platform's default ranges.
-func pickPorts(base int) (ports, error) {
-	if base < 0 || base > 65535-40 {
-		return ports{}, fmt.Errorf("region: base port %d: want 0 or 1-%d", base, 65535-40)
+func pickPorts(base int, k8s bool) (ports, error) {
+	if base < 0 || base > 65535-maxPortOffset {
+		return ports{}, fmt.Errorf("region: base port %d: want 0 or 1-%d", base, 65535-maxPortOffset)
 	}
 	var errs []error
 	taken := map[string]bool{}
@@ -125,6 +142,9 @@ func pickPorts(base int) (ports, error) {
 			Provider: {rear: addr(21), api: addr(22), metrics: addr(23)},
 			Consumer: {rear: addr(31), api: addr(32), metrics: addr(33)},
 		},
+	}
+	if k8s {
+		p.nodes[KubernetesProvider] = nodePorts{rear: addr(41), api: addr(42), metrics: addr(43)}
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -146,9 +166,12 @@ func (p ports) uses() []portUse {
 		{p.nodes[Consumer].rear, "the consumer node's REAR server"},
 		{p.nodes[Consumer].api, "the consumer node's API"},
 		{p.nodes[Consumer].metrics, "the consumer node's metrics"},
-		{p.controllerAPI, "the controller's API"},
-		{p.controllerHTTP, "the controller's status page and metrics"},
 	}
+	if np, ok := p.nodes[KubernetesProvider]; ok {
+		out = append(out, portUse{np.rear, "the Kubernetes provider node's REAR server"}, portUse{np.api, "the Kubernetes provider node's API"},
+			portUse{np.metrics, "the Kubernetes provider node's metrics"})
+	}
+	out = append(out, portUse{p.controllerAPI, "the controller's API"}, portUse{p.controllerHTTP, "the controller's status page and metrics"})
 	for i, a := range p.ccrmMetrics {
 		out = append(out, portUse{a, "the metrics of CCRM replica ccrm-" + string(rune('a'+i))})
 	}

@@ -19,14 +19,21 @@ import (
 
 func TestPickPorts(t *testing.T) {
 	t.Parallel()
-	p, err := pickPorts(55000)
+	p, err := pickPorts(55000, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.controllerAPI != "127.0.0.1:55001" || p.controllerHTTP != "127.0.0.1:55002" || p.nodes[Consumer].api != "127.0.0.1:55032" {
 		t.Errorf("ports of base 55000: %+v", p)
 	}
-	free, err := pickPorts(0)
+	if _, ok := p.nodes[KubernetesProvider]; ok || len(p.uses()) != 11 {
+		t.Errorf("without a Kubernetes cluster: the Kubernetes provider node has ports, or %d ports are used (want 11): %+v", len(p.uses()), p)
+	}
+	if k, err := pickPorts(55000, true); err != nil || k.nodes[KubernetesProvider].rear != "127.0.0.1:55041" ||
+		k.nodes[KubernetesProvider].metrics != "127.0.0.1:55043" || len(k.uses()) != 14 {
+		t.Errorf("ports of base 55000 with a Kubernetes cluster: %+v, %v", k, err)
+	}
+	free, err := pickPorts(0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +45,7 @@ func TestPickPorts(t *testing.T) {
 		seen[a] = true
 	}
 	for _, bad := range []int{-1, 65535} {
-		if _, err := pickPorts(bad); err == nil {
+		if _, err := pickPorts(bad, false); err == nil {
 			t.Errorf("base %d accepted", bad)
 		}
 	}
@@ -203,8 +210,7 @@ func TestBusyPorts(t *testing.T) {
 // all lists every address.
 func (p ports) all() []string {
 	out := []string{p.controllerAPI, p.controllerHTTP, p.crmMetrics, p.ccrmMetrics[0], p.ccrmMetrics[1]}
-	for _, id := range []string{Provider, Consumer} {
-		n := p.nodes[id]
+	for _, n := range p.nodes {
 		out = append(out, n.rear, n.api, n.metrics)
 	}
 	return out

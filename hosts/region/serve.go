@@ -49,10 +49,13 @@ func (u *upRun) describeLocked() *Info {
 		Controller: u.ports.controllerAPI, StatusPage: "https://" + u.ports.controllerHTTP + "/ui/",
 		AdminTokenFile: u.l.adminToken(), CAFile: u.l.caFile(), EdgectlConfig: u.o.EdgectlConfig, EdgectlContext: u.o.Context,
 		FluidosTLSDir: u.l.fluidosTLS(), Nodes: map[string]NodeInfo{}}
+	if len(u.kubeconfig) > 0 {
+		info.KubeconfigFile = u.o.KubeconfigFile
+	}
 	for _, c := range u.cloudlets() {
 		info.Cloudlets = append(info.Cloudlets, CloudletInfo{Organization: Operator, Name: c.name, Manager: c.manager(), Platform: c.platformType()})
 	}
-	for _, id := range []string{Provider, Consumer} {
+	for _, id := range u.nodeIDs() {
 		np := u.ports.nodes[id]
 		info.Nodes[id] = NodeInfo{REAR: np.rear, API: np.api}
 	}

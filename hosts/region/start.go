@@ -53,16 +53,25 @@ func (u *upRun) start(ctx context.Context) error {
 		errs errList
 	)
 	// The FLUIDOS nodes and the controller depend on nothing.
-	for _, id := range []string{Provider, Consumer} {
+	for _, id := range u.nodeIDs() {
 		np := u.ports.nodes[id]
 		args := []string{"fluidos-node", "--id", id, "--data-dir", u.l.node(id), "--dev-tls", u.l.fluidosTLS(),
 			"--rear-listen", np.rear, "--api-listen", np.api, "--metrics-listen", np.metrics}
-		if id == Provider {
+		switch id {
+		case Provider:
 			r := portRanges[Provider]
 			args = append(args, "--blueprints", u.l.blueprints(), "--image", "kv="+u.l.kvImage(),
 				"--port-range", fmt.Sprintf("%d-%d", r[0], r[1]))
-		} else {
-			args = append(args, "--peers", u.ports.nodes[Provider].rear)
+		case KubernetesProvider:
+			args = append(args, k8sProviderArgs(u.l, u.o.KubeconfigFile)...)
+		case Consumer:
+			var peers []string
+			for _, p := range u.nodeIDs() {
+				if p != Consumer {
+					peers = append(peers, u.ports.nodes[p].rear)
+				}
+			}
+			args = append(args, "--peers", strings.Join(peers, ","))
 		}
 		u.launch(rctx, u.add("fluidos-"+id, args...), func(r cmdutil.Ready) string {
 			return fmt.Sprintf("REAR %s, API %s", r.Listeners["rear"], r.Listeners["api"])
@@ -75,7 +84,7 @@ func (u *upRun) start(ctx context.Context) error {
 	}
 	ctrl := u.add("controller", "controller", "--data-dir", u.l.controller(), "--region", RegionName, "--dev-tls",
 		"--etcd-ccrm-users", strings.Join(ccrmUsers, ","), "--listen", u.ports.controllerAPI, "--http-listen", u.ports.controllerHTTP,
-		"--fluidos-nodes", u.ports.nodes[Provider].api+","+u.ports.nodes[Consumer].api, "--fluidos-dev-tls", u.l.fluidosTLS())
+		"--fluidos-nodes", strings.Join(u.nodeAPIs(), ","), "--fluidos-dev-tls", u.l.fluidosTLS())
 	if err := ctrl.start(); err != nil {
 		return err
 	}

@@ -52,11 +52,20 @@ func bounded(ctx context.Context, limit time.Duration, title string, run func(co
 	return err
 }
 
+// tourStep is a step of the tour: its title, printed, and what it does.
+type tourStep struct {
+	title string
+	run   func(context.Context) error
+}
+
 // tour is one run of Tour.
 type tour struct {
 	info *Info
 	out  *printer
 	api  *api
+	// namespaces are those of what the tour bought from
+	// KubernetesProvider, checked gone after the release.
+	namespaces []string
 }
 
 // Tour runs the scripted tour against a running region, printing its
@@ -66,8 +75,14 @@ type tour struct {
 // rolled out to the instances (on a Kubernetes cloudlet: an instance of
 // an image App, tour-image, READY when its pods are, neither called nor
 // updated), a Service bought from the provider node
-// through a solver, and the clean-up of everything it created. What an
-// interrupted tour left is cleaned up first. It returns the first failure.
+// through a solver, and the clean-up of everything it created. In a
+// region with a Kubernetes cluster it also buys, from the node on that
+// cluster (KubernetesProvider), a Service of KubernetesBlueprint (a
+// database in the FLUIDOS reference's format) and a K8Slice, waits until
+// they are ACTIVE, prints their credentials' endpoints and whether their
+// secrets came (never the secrets), releases them and checks that their
+// namespaces left the cluster. What an interrupted tour left is cleaned
+// up first. It returns the first failure.
 func Tour(ctx context.Context, info *Info, out io.Writer) error {
 	a, err := dialController(info.Controller, info.AdminTokenFile, info.CAFile)
 	if err != nil {
@@ -79,16 +94,18 @@ func Tour(ctx context.Context, info *Info, out io.Writer) error {
 	if err := bounded(ctx, tourStepTimeout, "cleaning up", func(ctx context.Context) error { return t.cleanUp(ctx, true) }); err != nil {
 		return fmt.Errorf("cleaning up what an earlier tour left: %w", err)
 	}
-	steps := []struct {
-		title string
-		run   func(context.Context) error
-	}{
+	steps := []tourStep{
 		{"a cluster on each kind of cloudlet", t.createClusters},
 		{"an application, and an instance of it on each cluster", t.deploy},
 		{"an update of the application, rolled out to its instances", t.update},
 		{"a Service bought from the provider node through a solver", t.buyService},
-		{"clean-up", func(ctx context.Context) error { return t.cleanUp(ctx, false) }},
 	}
+	if t.onKubernetesNode() {
+		steps = append(steps,
+			tourStep{"a database Service and a K8Slice bought from the node on the Kubernetes cluster", t.buyOnKubernetes},
+			tourStep{"their release: the namespaces leave the cluster", t.releaseOnKubernetes})
+	}
+	steps = append(steps, tourStep{"clean-up", func(ctx context.Context) error { return t.cleanUp(ctx, false) }})
 	for i, s := range steps {
 		t.out.printf("\n%d/%d %s\n", i+1, len(steps), s.title)
 		if err := bounded(ctx, tourStepTimeout, s.title, s.run); err != nil {

@@ -32,60 +32,23 @@ func (t *tour) buyService(ctx context.Context) error {
 		return err
 	}
 	defer n.Close()
-	sel, err := rear.ParseQuery(fluidos.FlavorType_FLAVOR_TYPE_SERVICE, url.Values{"filter[category][match]": {"database"}})
+	// The tag keeps the Kubernetes provider's database (tag mysql) out.
+	sel, err := rear.ParseQuery(fluidos.FlavorType_FLAVOR_TYPE_SERVICE, url.Values{"filter[category][match]": {"database"}, "filter[tags][match]": {ServiceBlueprint}})
 	if err != nil {
 		return err
 	}
 	password := strings.ToLower(rand.Text()[:20])
-	_, err = n.solvers.CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: &fluidos.Solver{Id: tourSolver, Selector: sel,
+	t.out.printf("  solver %s on the consumer: a Service of category database, tag %s, user tour, password chosen at random (not shown)\n", tourSolver, ServiceBlueprint)
+	st, err := t.solve(ctx, n, &fluidos.Solver{Id: tourSolver, Selector: sel,
 		FindCandidate: true, ReserveAndBuy: true, EstablishPeering: true,
 		Configuration: &fluidos.Configuration{Spec: &fluidos.Configuration_Service{Service: &fluidos.ServiceConfiguration{
-			Parameters: map[string]string{"username": "tour", "password": password}}}}}})
-	if err != nil {
-		return fmt.Errorf("solver %s: %w", tourSolver, err)
-	}
-	t.out.printf("  solver %s on the consumer: a Service of category database, user tour, password chosen at random (not shown)\n", tourSolver)
-	s, err := n.solvers.WatchSolver(ctx, &fluidos.WatchSolverRequest{Id: tourSolver})
+			Parameters: map[string]string{"username": "tour", "password": password}}}}})
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	var last *fluidos.Solver
-	printed := ""
-	for {
-		resp, err := s.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("solver %s: %w", tourSolver, err)
-		}
-		if resp.GetSolver() == nil {
-			return fmt.Errorf("solver %s was deleted", tourSolver)
-		}
-		last = resp.GetSolver()
-		st := last.GetStatus()
-		line := fmt.Sprintf("%-9s discovery %-9s reservation %-9s purchase %-9s allocation %-9s %s", phaseName(st.GetSolverPhase()),
-			phaseName(st.GetDiscoveryPhase()), phaseName(st.GetReservationPhase()), phaseName(st.GetPurchasePhase()),
-			phaseName(st.GetAllocationPhase()), st.GetMessage())
-		if line != printed {
-			printed = line
-			t.out.printf("  %-16s %-130s %5.1fs\n", "solver "+tourSolver, line, time.Since(start).Seconds())
-		}
+	if _, err := t.contract(ctx, n, st, Provider); err != nil {
+		return err
 	}
-	if last == nil {
-		return fmt.Errorf("solver %s: its watch ended without a state", tourSolver)
-	}
-	st := last.GetStatus()
-	if st.GetSolverPhase() != fluidos.Phase_PHASE_SOLVED {
-		return fmt.Errorf("solver %s ended %s: %s", tourSolver, phaseName(st.GetSolverPhase()), st.GetMessage())
-	}
-	c, err := n.contracts.GetContract(ctx, &fluidos.GetContractRequest{Id: st.GetContractId(), Role: fluidos.ContractRole_CONTRACT_ROLE_BOUGHT})
-	if err != nil {
-		return fmt.Errorf("contract %s: %w", st.GetContractId(), err)
-	}
-	k := c.GetContract()
-	t.out.printf("  contract %s: %s bought %q from %s\n", k.GetId(), k.GetBuyer().GetNodeId(), k.GetFlavor().GetId(), k.GetSeller().GetNodeId())
 	a, err := n.allocations.GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: st.GetAllocationId()})
 	if err != nil {
 		return fmt.Errorf("credentials of allocation %s: %w", st.GetAllocationId(), err)
@@ -97,6 +60,67 @@ func (t *tour) buyService(ctx context.Context) error {
 	t.out.printf("  allocation %s: the provider runs the service; credentials handed over: %s, user %s\n",
 		a.GetAllocationId(), cred.GetEndpoint(), cred.GetUsername())
 	return useKV(ctx, t.out, cred)
+}
+
+// solve creates solver s on the consumer node n, prints its phases as they
+// change until it ends, and returns its final status: an error unless it
+// is SOLVED.
+func (t *tour) solve(ctx context.Context, n *nodeAPI, s *fluidos.Solver) (*fluidos.SolverStatus, error) {
+	id := s.GetId()
+	if _, err := n.solvers.CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: s}); err != nil {
+		return nil, fmt.Errorf("solver %s: %w", id, err)
+	}
+	w, err := n.solvers.WatchSolver(ctx, &fluidos.WatchSolverRequest{Id: id})
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	var last *fluidos.Solver
+	printed := ""
+	for {
+		resp, err := w.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("solver %s: %w", id, err)
+		}
+		if resp.GetSolver() == nil {
+			return nil, fmt.Errorf("solver %s was deleted", id)
+		}
+		last = resp.GetSolver()
+		st := last.GetStatus()
+		line := fmt.Sprintf("%-9s discovery %-9s reservation %-9s purchase %-9s allocation %-9s %s", phaseName(st.GetSolverPhase()),
+			phaseName(st.GetDiscoveryPhase()), phaseName(st.GetReservationPhase()), phaseName(st.GetPurchasePhase()),
+			phaseName(st.GetAllocationPhase()), st.GetMessage())
+		if line != printed {
+			printed = line
+			t.out.printf("  %-16s %-130s %5.1fs\n", "solver "+id, line, time.Since(start).Seconds())
+		}
+	}
+	if last == nil {
+		return nil, fmt.Errorf("solver %s: its watch ended without a state", id)
+	}
+	st := last.GetStatus()
+	if st.GetSolverPhase() != fluidos.Phase_PHASE_SOLVED {
+		return nil, fmt.Errorf("solver %s ended %s: %s", id, phaseName(st.GetSolverPhase()), st.GetMessage())
+	}
+	return st, nil
+}
+
+// contract prints the contract a solved solver bought (status st) and
+// checks that node seller sold it.
+func (t *tour) contract(ctx context.Context, n *nodeAPI, st *fluidos.SolverStatus, seller string) (*fluidos.Contract, error) {
+	c, err := n.contracts.GetContract(ctx, &fluidos.GetContractRequest{Id: st.GetContractId(), Role: fluidos.ContractRole_CONTRACT_ROLE_BOUGHT})
+	if err != nil {
+		return nil, fmt.Errorf("contract %s: %w", st.GetContractId(), err)
+	}
+	k := c.GetContract()
+	t.out.printf("  contract %s: %s bought %q from %s\n", k.GetId(), k.GetBuyer().GetNodeId(), k.GetFlavor().GetId(), k.GetSeller().GetNodeId())
+	if got := k.GetSeller().GetNodeId(); got != seller {
+		return nil, fmt.Errorf("contract %s was bought from %s, not from %s", k.GetId(), got, seller)
+	}
+	return k, nil
 }
 
 // useKV stores a value in the key-value service bought, reads it back, and
@@ -135,27 +159,39 @@ func useKV(ctx context.Context, out *printer, cred *fluidos.PeeringTargetCredent
 	return nil
 }
 
-// releaseService deletes the tour's solver, which releases what it bought,
-// and waits until the provider has torn it down.
+// releaseService deletes the tour's solvers, which releases what they
+// bought, and waits until the sellers have torn it down.
 func (t *tour) releaseService(ctx context.Context, quiet bool) error {
 	n, err := dialNode(t.info.Nodes[Consumer].API, t.info.FluidosTLSDir)
 	if err != nil {
 		return err
 	}
 	defer n.Close()
-	sol, err := n.solvers.GetSolver(ctx, &fluidos.GetSolverRequest{Id: tourSolver})
+	for _, id := range []string{tourSolver, tourDBSolver, tourSliceSolver} {
+		if err := t.releaseSolver(ctx, n, id, quiet); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// releaseSolver deletes solver id of the consumer node n, which releases
+// what it bought, and waits until the seller has torn it down. A solver
+// that is not there is done.
+func (t *tour) releaseSolver(ctx context.Context, n *nodeAPI, id string, quiet bool) error {
+	sol, err := n.solvers.GetSolver(ctx, &fluidos.GetSolverRequest{Id: id})
 	switch {
 	case status.Code(err) == codes.NotFound:
 		return nil
 	case err != nil:
-		return fmt.Errorf("solver %s: %w", tourSolver, err)
+		return fmt.Errorf("solver %s: %w", id, err)
 	}
 	alloc := sol.GetSolver().GetStatus().GetAllocationId()
-	if _, err = n.solvers.DeleteSolver(ctx, &fluidos.DeleteSolverRequest{Id: tourSolver}); err != nil && status.Code(err) != codes.NotFound {
-		return fmt.Errorf("solver %s: %w", tourSolver, err)
+	if _, err = n.solvers.DeleteSolver(ctx, &fluidos.DeleteSolverRequest{Id: id}); err != nil && status.Code(err) != codes.NotFound {
+		return fmt.Errorf("solver %s: %w", id, err)
 	}
 	if !quiet {
-		t.out.printf("  solver %s deleted\n", tourSolver)
+		t.out.printf("  solver %s deleted\n", id)
 	}
 	if alloc == "" {
 		return nil

@@ -54,9 +54,11 @@ type Options struct {
 	// KubeconfigFile, when set, is a kubeconfig: Up adds the cloudlet
 	// KubernetesCloudlet on its cluster (platform kubernetes, served by the
 	// CCRM replicas), with the file's content as its access variable
-	// KUBECONFIG. A file that is not a usable kubeconfig fails Up before
-	// anything starts. A cloudlet an earlier Up created keeps the
-	// kubeconfig it was created with (Fresh starts over).
+	// KUBECONFIG, and starts the FLUIDOS node KubernetesProvider on that
+	// cluster (it reads the file itself at each start). A file that is not
+	// a usable kubeconfig fails Up before anything starts. A cloudlet an
+	// earlier Up created keeps the kubeconfig it was created with (Fresh
+	// starts over).
 	KubeconfigFile string
 	// OnReady, when set, runs in a goroutine of its own once the region is
 	// ready, with Up's context (the tour, for "edgekit up --tour").
@@ -112,6 +114,12 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("region: %w", err)
 	}
 	o.StateDir = dir
+	if o.KubeconfigFile != "" {
+		// The Kubernetes provider node reads it, from another directory.
+		if o.KubeconfigFile, err = filepath.Abs(o.KubeconfigFile); err != nil {
+			return fmt.Errorf("region: %w", err)
+		}
+	}
 	if o.Executable == "" {
 		if o.Executable, err = os.Executable(); err != nil {
 			return fmt.Errorf("region: the program's path: %w", err)
@@ -180,7 +188,7 @@ type upRun struct {
 // prepare picks and checks the ports, cleans up for Fresh, lays out the
 // directory and installs the binary.
 func (u *upRun) prepare() error {
-	p, err := pickPorts(u.o.BasePort)
+	p, err := pickPorts(u.o.BasePort, len(u.kubeconfig) > 0)
 	if err != nil {
 		return err
 	}
@@ -212,8 +220,13 @@ func (u *upRun) prepare() error {
 	if err := link(u.l.bin(), u.l.kvImage()); err != nil {
 		return err
 	}
-	if err := writeBlueprints(u.l.blueprints()); err != nil {
+	if err := writeBlueprints(u.l.blueprints(), blueprint()); err != nil {
 		return err
+	}
+	if len(u.kubeconfig) > 0 {
+		if err := writeBlueprints(u.l.k8sBlueprints(), k8sBlueprint()); err != nil {
+			return err
+		}
 	}
 	what := "resuming the region"
 	if fresh {
@@ -233,8 +246,8 @@ func blueprint() *fluidos.ServiceBlueprint {
 	return bp
 }
 
-func writeBlueprints(path string) error {
-	data, err := protojson.Marshal(blueprint())
+func writeBlueprints(path string, bp *fluidos.ServiceBlueprint) error {
+	data, err := protojson.Marshal(bp)
 	if err != nil {
 		return err
 	}

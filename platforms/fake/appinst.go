@@ -53,6 +53,7 @@ func (p *Platform) CreateAppInst(ctx context.Context, cluster *edgeproto.Cluster
 	}
 	p.mu.Lock()
 	rec.ports = ports
+	rec.env = envOf(app)
 	p.mu.Unlock()
 	if !exists {
 		if err := p.faultAt(OpCreateAppInst, key, midway); err != nil {
@@ -175,6 +176,20 @@ func (p *Platform) reservePorts(ctx context.Context, res executor.Reservations, 
 		return nil
 	})
 	return ports, err
+}
+
+// envOf is the environment app gives its instances, secret values
+// included.
+func envOf(app *edgeproto.App) map[string]string {
+	env := map[string]string{}
+	for _, e := range app.GetEnvVars() {
+		if e.GetSecret() {
+			env[e.GetName()] = e.GetSecretValue()
+		} else {
+			env[e.GetName()] = e.GetValue()
+		}
+	}
+	return env
 }
 
 func runtimeOf(inst *edgeproto.AppInst, rec *appRec) *edgeproto.AppInstRuntime {

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -86,16 +87,19 @@ func (p *Platform) UpdateTrustPolicy(ctx context.Context, c *edgeproto.Cloudlet,
 }
 
 // UpdateTrustPolicyException implements executor.TrustPolicyPlatform.
-func (p *Platform) UpdateTrustPolicyException(ctx context.Context, _ *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, clusterKey *edgeproto.ClusterKey) error {
+func (p *Platform) UpdateTrustPolicyException(ctx context.Context, _ *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, clusterKey *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error {
 	key := executor.KeyString(exc.GetKey())
 	if err := p.enter(ctx, OpUpdateTrustPolicyException, key); err != nil {
 		return err
+	}
+	if !p.features.SupportsTrustPolicy {
+		return fmt.Errorf("fake: trust policy exception %s: trust policies are turned off (Options.NoTrustPolicy): %w", key, executor.ErrUnsupported)
 	}
 	ck := executor.KeyString(clusterKey)
 	p.mu.Lock()
 	_, ok := p.clusters[ck]
 	if ok {
-		p.tpes[key+"@"+ck] = exc.Clone()
+		p.tpes[tpeKey{exc: key, cluster: ck, inst: executor.KeyString(inst)}] = exc.Clone()
 		p.statsOf(key).Updated++
 	}
 	p.mu.Unlock()
@@ -106,13 +110,13 @@ func (p *Platform) UpdateTrustPolicyException(ctx context.Context, _ *edgeproto.
 }
 
 // DeleteTrustPolicyException implements executor.TrustPolicyPlatform.
-func (p *Platform) DeleteTrustPolicyException(ctx context.Context, _ *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, clusterKey *edgeproto.ClusterKey) error {
+func (p *Platform) DeleteTrustPolicyException(ctx context.Context, _ *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, clusterKey *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error {
 	k := executor.KeyString(key)
 	if err := p.enter(ctx, OpDeleteTrustPolicyException, k); err != nil {
 		return err
 	}
 	p.mu.Lock()
-	delete(p.tpes, k+"@"+executor.KeyString(clusterKey))
+	delete(p.tpes, tpeKey{exc: k, cluster: executor.KeyString(clusterKey), inst: executor.KeyString(inst)})
 	p.mu.Unlock()
 	return p.fault(OpDeleteTrustPolicyException, k)
 }

@@ -48,7 +48,7 @@ type Platform struct {
 	cloudlets map[string]*cloudletRec
 	clusters  map[string]*clusterRec
 	apps      map[string]*appRec
-	tpes      map[string]*edgeproto.TrustPolicyException // exception key + "@" + cluster key
+	tpes      map[tpeKey]*edgeproto.TrustPolicyException
 
 	faults  []*fault
 	latency map[Op]time.Duration
@@ -78,7 +78,8 @@ type appRec struct {
 	power    edgeproto.PowerState
 	ports    []uint32
 	reboots  int
-	creating bool // a create started and did not finish
+	creating bool              // a create started and did not finish
+	env      map[string]string // the App's environment as the platform gave it to the instance, secrets included
 }
 
 // New returns an empty fake platform.
@@ -90,7 +91,7 @@ func New(opts Options) *Platform {
 		cloudlets: map[string]*cloudletRec{},
 		clusters:  map[string]*clusterRec{},
 		apps:      map[string]*appRec{},
-		tpes:      map[string]*edgeproto.TrustPolicyException{},
+		tpes:      map[tpeKey]*edgeproto.TrustPolicyException{},
 		latency:   map[Op]time.Duration{},
 		calls:     map[callKey]int{},
 		stats:     map[string]*KeyStats{},
@@ -156,6 +157,9 @@ type AppInstState struct {
 	Power   edgeproto.PowerState
 	Ports   []uint32
 	Reboots int
+	// Env is the environment the instance was given (secret values
+	// included, as a real platform hands them to its workload).
+	Env map[string]string
 }
 
 // AppInst returns the state of the instance with key, and whether it exists.
@@ -166,7 +170,14 @@ func (p *Platform) AppInst(key string) (AppInstState, bool) {
 	if !ok {
 		return AppInstState{}, false
 	}
-	return AppInstState{Cluster: a.cluster, Power: a.power, Ports: slices.Clone(a.ports), Reboots: a.reboots}, true
+	return AppInstState{Cluster: a.cluster, Power: a.power, Ports: slices.Clone(a.ports), Reboots: a.reboots, Env: maps.Clone(a.env)}, true
+}
+
+// AppInstKeys returns the keys of the instances the fake holds, sorted.
+func (p *Platform) AppInstKeys() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Sorted(maps.Keys(p.apps))
 }
 
 // Usage returns what the clusters of a cloudlet use, per resource.
@@ -176,13 +187,21 @@ func (p *Platform) Usage(cloudlet string) map[string]uint64 {
 	return p.usedLocked(cloudlet, "")
 }
 
+// tpeKey names an exception applied to one instance in one cluster, by
+// key strings.
+type tpeKey struct{ exc, cluster, inst string }
+
 // HasTrustPolicyException reports whether the exception with key is applied
-// to the cluster with key.
+// to any instance in the cluster with key.
 func (p *Platform) HasTrustPolicyException(exc, cluster string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_, ok := p.tpes[exc+"@"+cluster]
-	return ok
+	for k := range p.tpes {
+		if k.exc == exc && k.cluster == cluster {
+			return true
+		}
+	}
+	return false
 }
 
 // Counts returns how many clusters and application instances exist.

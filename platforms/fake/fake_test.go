@@ -261,3 +261,22 @@ func TestListInstsAndCrashes(t *testing.T) {
 		t.Errorf("reservations left: %v", left)
 	}
 }
+
+// With NoTrustPolicy the platform refuses an exception (the engine asks it
+// for its refusal) and records nothing.
+func TestNoTrustPolicyRefusesExceptions(t *testing.T) {
+	p := fake.New(fake.Options{NoTrustPolicy: true})
+	ctx := context.Background()
+	ci := cluster("a", "fake.small")
+	if err := p.CreateCluster(ctx, cloudlet, ci, executor.NewMemReservations(), noProgress); err != nil {
+		t.Fatal(err)
+	}
+	exc := &edgeproto.TrustPolicyException{Key: &edgeproto.TrustPolicyExceptionKey{Name: "dns"}}
+	err := p.UpdateTrustPolicyException(ctx, cloudlet, exc, ci.Key, &edgeproto.AppInstKey{Organization: "dev", Name: "i1"})
+	if !errors.Is(err, executor.ErrUnsupported) {
+		t.Errorf("an exception with NoTrustPolicy: %v, want ErrUnsupported", err)
+	}
+	if p.HasTrustPolicyException(executor.KeyString(exc.Key), executor.KeyString(ci.Key)) {
+		t.Error("the refused exception is recorded as applied")
+	}
+}

@@ -105,8 +105,13 @@
 //   - TrustPolicy: an egress NetworkPolicy in every namespace of the
 //     cloudlet (tcp and udp rules to CIDRs and port ranges; DNS stays
 //     allowed; icmp is refused: NetworkPolicies cannot express it); an
-//     exception is one more egress NetworkPolicy in its cluster's
-//     namespace.
+//     exception is one more egress NetworkPolicy for each instance it
+//     applies to, in the instance's cluster's namespace, selecting that
+//     instance's pods (edgekit.io/appinst) and removed on its own. An
+//     egress NetworkPolicy restricts every pod it selects, so while the
+//     namespace has no trust policy an exception's also allows everything,
+//     and UpdateTrustPolicy closes and opens the exceptions as the policy
+//     comes and goes.
 //
 // Everything the platform writes carries the labels
 // app.kubernetes.io/managed-by=edgekit, edgekit.io/cloudlet,

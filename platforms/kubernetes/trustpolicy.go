@@ -109,6 +109,11 @@ func (p *Platform) UpdateTrustPolicy(ctx context.Context, cloudlet *edgeproto.Cl
 			labels := mergeLabels(trustLabels(ns.Labels), map[string]string{LabelTrust: "policy"})
 			_, err = apply(ctx, c, gvrNetworkPolicy, ns.Name, trustPolicyName, fixed(egressPolicy(labels, egress)))
 		}
+		if err == nil {
+			// The exceptions allow everything exactly while no policy
+			// restricts the namespace.
+			err = openExceptions(ctx, c, ns.Name, policy == nil)
+		}
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("trust policy of cloudlet %s: %w", executor.KeyString(cloudlet), err)
 		}
@@ -136,14 +141,87 @@ func (p *Platform) copyTrustPolicy(ctx context.Context, c *conn, cloudlet *edgep
 	return err
 }
 
-func exceptionName(key *edgeproto.TrustPolicyExceptionKey) string {
-	return "edgekit-tpe-" + hash(key)[:16]
+func exceptionName(key *edgeproto.TrustPolicyExceptionKey, inst *edgeproto.AppInstKey) string {
+	return "edgekit-tpe-" + hash(key, inst)[:16]
+}
+
+// allowAll is the egress rule that allows everything: an exception's
+// NetworkPolicy carries it while its namespace has no trust policy, so
+// that the exception never restricts pods that nothing else restricts (a
+// pod that any egress NetworkPolicy selects may send only what one of
+// them allows).
+func allowAll(r netv1.NetworkPolicyEgressRule) bool { return len(r.To) == 0 && len(r.Ports) == 0 }
+
+// withOpen returns egress without its allow-all rule, with one at the end
+// when open.
+func withOpen(egress []netv1.NetworkPolicyEgressRule, open bool) []netv1.NetworkPolicyEgressRule {
+	out := make([]netv1.NetworkPolicyEgressRule, 0, len(egress)+1)
+	for _, r := range egress {
+		if !allowAll(r) {
+			out = append(out, r)
+		}
+	}
+	if open {
+		out = append(out, netv1.NetworkPolicyEgressRule{})
+	}
+	return out
+}
+
+// hasTrustPolicy reports whether namespace ns holds the cloudlet's trust
+// policy.
+func hasTrustPolicy(ctx context.Context, c *conn, ns string) (bool, error) {
+	_, err := c.cs.NetworkingV1().NetworkPolicies(ns).Get(ctx, trustPolicyName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, apiErr(ctx, "reading", gvrNetworkPolicy, ns, trustPolicyName, err)
+	}
+	return true, nil
+}
+
+// openExceptions rewrites the exceptions' NetworkPolicies of namespace ns
+// for a namespace with (open false) or without (open true) the trust
+// policy.
+func openExceptions(ctx context.Context, c *conn, ns string, open bool) error {
+	l, err := c.cs.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelTrust + "=exception"})
+	if err != nil {
+		return apiErr(ctx, "listing", gvrNetworkPolicy, ns, "", err)
+	}
+	for _, np := range l.Items {
+		if np.DeletionTimestamp != nil {
+			continue
+		}
+		has := len(np.Spec.Egress) > 0 && allowAll(np.Spec.Egress[len(np.Spec.Egress)-1])
+		if has == open {
+			continue
+		}
+		pol := exceptionPolicy(np.Labels, np.Spec.PodSelector.MatchLabels, withOpen(np.Spec.Egress, open))
+		if _, err := apply(ctx, c, gvrNetworkPolicy, ns, np.Name, fixed(pol)); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// exceptionPolicy is the egress NetworkPolicy of an exception on the pods
+// that pods selects.
+func exceptionPolicy(labels, pods map[string]string, egress []netv1.NetworkPolicyEgressRule) *netv1.NetworkPolicy {
+	np := egressPolicy(labels, egress)
+	np.Spec.PodSelector = metav1.LabelSelector{MatchLabels: pods}
+	return np
 }
 
 // UpdateTrustPolicyException writes the exception as an egress
-// NetworkPolicy of the cluster's namespace (NetworkPolicies add up: it
-// allows what the trust policy does not).
-func (p *Platform) UpdateTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, ck *edgeproto.ClusterKey) error {
+// NetworkPolicy of the instance's pods, in its cluster's namespace:
+// NetworkPolicies add up, so it allows what the trust policy does not.
+// While the namespace has no trust policy it also allows everything (the
+// pods are not restricted; see allowAll), and UpdateTrustPolicy closes it
+// when a policy comes.
+func (p *Platform) UpdateTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, ck *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error {
+	if inst.GetName() == "" || inst.GetOrganization() == "" {
+		return fmt.Errorf("trust policy exception %s: %w: no application instance key", executor.KeyString(exc), executor.ErrBadObject)
+	}
 	c, err := p.connFor(cloudlet)
 	if err != nil {
 		return err
@@ -156,19 +234,35 @@ func (p *Platform) UpdateTrustPolicyException(ctx context.Context, cloudlet *edg
 	if _, err := c.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		return fmt.Errorf("cluster %s: %w", executor.KeyString(ck), executor.ErrNotFound)
 	}
-	labels := mergeLabels(clusterLabels(cloudlet.GetKey(), ck), map[string]string{LabelTrust: "exception", LabelException: hash(exc.GetKey())})
-	if _, err := apply(ctx, c, gvrNetworkPolicy, ns, exceptionName(exc.GetKey()), fixed(egressPolicy(labels, egress))); err != nil {
+	guarded, err := hasTrustPolicy(ctx, c, ns)
+	if err != nil {
+		return fmt.Errorf("trust policy exception %s: %w", executor.KeyString(exc), err)
+	}
+	id := appInstID(cloudlet.GetKey(), ck, inst)
+	labels := mergeLabels(clusterLabels(cloudlet.GetKey(), ck), map[string]string{
+		LabelTrust: "exception", LabelException: hash(exc.GetKey()), LabelAppInst: id})
+	pol := exceptionPolicy(labels, map[string]string{LabelAppInst: id}, withOpen(egress, !guarded))
+	if _, err := apply(ctx, c, gvrNetworkPolicy, ns, exceptionName(exc.GetKey(), inst), fixed(pol)); err != nil {
+		return fmt.Errorf("trust policy exception %s: %w", executor.KeyString(exc), err)
+	}
+	// A trust policy written or removed meanwhile may have missed this
+	// exception: look again.
+	now, err := hasTrustPolicy(ctx, c, ns)
+	if err == nil && now != guarded {
+		err = openExceptions(ctx, c, ns, !now)
+	}
+	if err != nil {
 		return fmt.Errorf("trust policy exception %s: %w", executor.KeyString(exc), err)
 	}
 	return nil
 }
 
-// DeleteTrustPolicyException deletes the exception's NetworkPolicy; an
-// absent one is deleted already.
-func (p *Platform) DeleteTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, ck *edgeproto.ClusterKey) error {
+// DeleteTrustPolicyException deletes the NetworkPolicy of the exception on
+// the instance; an absent one is deleted already.
+func (p *Platform) DeleteTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, ck *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error {
 	c, err := p.connFor(cloudlet)
 	if err != nil {
 		return err
 	}
-	return deleteFenced(ctx, c, gvrNetworkPolicy, namespaceName(cloudlet.GetKey(), ck), exceptionName(key))
+	return deleteFenced(ctx, c, gvrNetworkPolicy, namespaceName(cloudlet.GetKey(), ck), exceptionName(key, inst))
 }

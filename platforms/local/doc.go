@@ -167,9 +167,10 @@
 // of what instances request, checked when they are admitted: a running
 // process is not stopped from using more CPU or memory than it requested
 // (no cgroups), and the cloudlet's flavors and resource quotas are
-// reported, never enforced. No trust policies:
-// policies and exceptions with rules fail with ErrUnsupported (empty ones
-// succeed). Only loopback: instances are reached on 127.0.0.1 and nothing
+// reported, never enforced. No trust policies: a policy with rules fails
+// with ErrUnsupported (an empty one succeeds), and every trust policy
+// exception with ErrNoNetworkRules, which the exception shows on each of
+// its instances on the cloudlet. Only loopback: instances are reached on 127.0.0.1 and nothing
 // is exposed on other addresses. Ports are reserved per cloudlet, so two
 // cloudlets on one host may pick the same range; a port something else on
 // the host already listens on is skipped when an instance starts, not when

@@ -50,4 +50,9 @@ var (
 	// policies with rules). It wraps executor.ErrUnsupported and
 	// errors.ErrUnsupported.
 	ErrUnsupported = fmt.Errorf("local: %w (%w)", executor.ErrUnsupported, errors.ErrUnsupported)
+	// ErrNoNetworkRules is the refusal of a trust policy exception: the
+	// platform runs processes on the host, whose network it does not
+	// filter, so it cannot enforce an exception's rules. It wraps
+	// ErrUnsupported.
+	ErrNoNetworkRules = fmt.Errorf("the local platform cannot enforce network rules (the outbound traffic of its processes is not filtered): %w", ErrUnsupported)
 )

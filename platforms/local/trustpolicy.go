@@ -18,16 +18,13 @@ func (p *Platform) UpdateTrustPolicy(ctx context.Context, cloudlet *edgeproto.Cl
 		policy.GetKey().GetOrganization(), policy.GetKey().GetName(), ErrUnsupported)
 }
 
-// UpdateTrustPolicyException accepts an exception with no rules and refuses
-// one with rules with ErrUnsupported, like UpdateTrustPolicy.
-func (p *Platform) UpdateTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, clusterKey *edgeproto.ClusterKey) error {
-	if len(exc.GetOutboundSecurityRules()) == 0 {
-		return nil
-	}
-	return fmt.Errorf("trust policy exception %s: outbound rules are not enforced: %w", exc.GetKey().GetName(), ErrUnsupported)
+// UpdateTrustPolicyException refuses every exception with
+// ErrNoNetworkRules: the platform has no network rules to add it to.
+func (p *Platform) UpdateTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, exc *edgeproto.TrustPolicyException, clusterKey *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error {
+	return fmt.Errorf("trust policy exception %s: %w", exc.GetKey().GetName(), ErrNoNetworkRules)
 }
 
 // DeleteTrustPolicyException succeeds: nothing was applied.
-func (p *Platform) DeleteTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, clusterKey *edgeproto.ClusterKey) error {
+func (p *Platform) DeleteTrustPolicyException(ctx context.Context, cloudlet *edgeproto.Cloudlet, key *edgeproto.TrustPolicyExceptionKey, clusterKey *edgeproto.ClusterKey, inst *edgeproto.AppInstKey) error {
 	return nil
 }

@@ -365,10 +365,10 @@ func (r *Remote) UpdateTrustPolicy(context.Context, *edgeproto.Cloudlet, *edgepr
 	return fmt.Errorf("%s: trust policies: %w", RemoteType, executor.ErrUnsupported)
 }
 
-func (r *Remote) UpdateTrustPolicyException(context.Context, *edgeproto.Cloudlet, *edgeproto.TrustPolicyException, *edgeproto.ClusterKey) error {
+func (r *Remote) UpdateTrustPolicyException(context.Context, *edgeproto.Cloudlet, *edgeproto.TrustPolicyException, *edgeproto.ClusterKey, *edgeproto.AppInstKey) error {
 	return fmt.Errorf("%s: trust policies: %w", RemoteType, executor.ErrUnsupported)
 }
 
-func (r *Remote) DeleteTrustPolicyException(context.Context, *edgeproto.Cloudlet, *edgeproto.TrustPolicyExceptionKey, *edgeproto.ClusterKey) error {
+func (r *Remote) DeleteTrustPolicyException(context.Context, *edgeproto.Cloudlet, *edgeproto.TrustPolicyExceptionKey, *edgeproto.ClusterKey, *edgeproto.AppInstKey) error {
 	return fmt.Errorf("%s: trust policies: %w", RemoteType, executor.ErrUnsupported)
 }

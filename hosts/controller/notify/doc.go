@@ -45,7 +45,9 @@
 // stream, a cloudlet to its own, a trust policy to those of its
 // organization's cloudlets, a cluster or app instance to the stream of the
 // cloudlet it is on and, when a change moves or deletes it, to that of the
-// cloudlet it was on (the hub records where each is). A stream joins the
+// cloudlet it was on, a trust policy exception to the streams of the
+// cloudlets of its entries and of those its entries left (the hub records
+// where each is). A stream joins the
 // hub before its initial sync and keeps what the hub hands it meanwhile,
 // skipping what the sync already holds, so that nothing falls between the
 // two. The cost of a change grows with the streams it concerns, not with

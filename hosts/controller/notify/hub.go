@@ -3,8 +3,10 @@ package notify
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
@@ -49,6 +51,7 @@ type hub struct {
 	// the store. lastDel is the revision of the last such delete the hub
 	// dispatched.
 	clean, lastDel int64
+	advanced       chan struct{} // closed (and replaced) when rev advances
 }
 
 // errHubIdle ends a hub whose last session left.
@@ -57,7 +60,7 @@ var errHubIdle = errors.New("notify: no session left")
 func newHub(srv *Server) *hub {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &hub{srv: srv, ctx: ctx, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}),
-		pl: newPlacements(), routes: map[string]map[*session]struct{}{}}
+		pl: newPlacements(), advanced: make(chan struct{}), routes: map[string]map[*session]struct{}{}}
 }
 
 // join adds sess to the hub once the hub is watching: from then on sess is
@@ -247,7 +250,39 @@ func (h *hub) dispatch(evs []*clientv3.Event) {
 			}
 		}
 	}
-	h.rev = max(h.rev, evs[len(evs)-1].Kv.ModRevision)
+	if last := evs[len(evs)-1].Kv.ModRevision; last > h.rev {
+		h.rev = last
+		close(h.advanced)
+		h.advanced = make(chan struct{})
+	}
+}
+
+// errHubBehind ends a stream whose sync would read a revision the hub has
+// not reached in time.
+var errHubBehind = errors.New("the controller's watch of the region is behind the store")
+
+// waitRev waits until the hub has dispatched revision rev, at most
+// timeout.
+func (h *hub) waitRev(ctx context.Context, rev int64, timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		h.mu.Lock()
+		reached, ch := h.rev >= rev, h.advanced
+		h.mu.Unlock()
+		if reached {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return fmt.Errorf("%w: revision %d not reached in %v", errHubBehind, rev, timeout)
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-h.done:
+			return errHubIdle
+		}
+	}
 }
 
 // onCloudlet returns the revision the hub has reached and the queue keys
@@ -291,7 +326,7 @@ func (h *hub) resumeView(ck string, from int64, keysAtFrom []string) resumeView 
 		if p.create <= from {
 			v.kept++
 		}
-		if p.mod > from && p.cloudlet != ck {
+		if p.mod > from && !p.on(ck) {
 			v.changed = append(v.changed, qk)
 		}
 	}

@@ -89,8 +89,9 @@ func newKinds(s *store.Store) *kinds {
 	k.byName = map[string]*kindDef{}
 	// One line a kind the CRMs receive, with the sessions its changes
 	// concern: every session, the session of the object's own cloudlet,
-	// those of its organization's cloudlets, or those of the cloudlet it
-	// is placed on (before and after the change).
+	// those of its organization's cloudlets, those of the cloudlet it is
+	// placed on, or those of the cloudlets of its entries (before and
+	// after the change).
 	for _, d := range []*kindDef{
 		defOf(k.flavors, edgeproto.ParseFlavorKeyString, func(key *edgeproto.FlavorKey) *edgeproto.Flavor { return &edgeproto.Flavor{Key: key} },
 			routeAll),
@@ -108,7 +109,7 @@ func newKinds(s *store.Store) *kinds {
 			routePlaced(func(o *edgeproto.AppInst) *edgeproto.CloudletKey { return o.GetCloudletKey() })),
 		defOf(k.tpes, edgeproto.ParseTrustPolicyExceptionKeyString, func(key *edgeproto.TrustPolicyExceptionKey) *edgeproto.TrustPolicyException {
 			return &edgeproto.TrustPolicyException{Key: key}
-		}),
+		}, routeSpread(tpeCloudlets)),
 	} {
 		k.byName[d.name] = d
 		k.order = append(k.order, d)

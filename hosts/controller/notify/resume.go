@@ -189,6 +189,9 @@ func (s *session) resume(from int64) (int64, int, error) {
 		}
 		return err
 	}
+	if err := s.catchUp(); err != nil {
+		return 0, 0, err
+	}
 	v := s.hub.resumeView(s.ck, from, nil)
 	if from > v.rev {
 		return 0, 0, fmt.Errorf("%w %d: the controller has read the region only up to %d", errNoResume, from, v.rev)

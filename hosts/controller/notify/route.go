@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"slices"
+
 	"github.com/edgekit/edgekit/edgeproto"
 	"google.golang.org/protobuf/proto"
 )
@@ -17,12 +19,13 @@ func sessionRoutes(cloudlet *edgeproto.CloudletKey) []string {
 	return []string{allRoute, cloudletRoute(cloudletKeyString(cloudlet)), orgRoute(cloudlet.GetOrganization())}
 }
 
-// placements records every object of the placed kinds: the cloudlet it
-// sits on ("" for none) and its create and mod revisions, and, by
-// cloudlet, the objects on it. A change moving an object, or deleting it,
-// reaches the session of the cloudlet it leaves; a session's initial sync
-// reads only the objects on its cloudlet. The hub's goroutine changes it
-// with hub.mu held; sessions read it with hub.mu held.
+// placements records every object of the placed kinds: the cloudlets it
+// sits on (none, one, or for a kind spread over cloudlets those of its
+// entries) and its create and mod revisions, and, by cloudlet, the objects
+// on it. A change moving an object, or deleting it, reaches the sessions
+// of the cloudlets it leaves; a session's initial sync reads only the
+// objects on its cloudlet. The hub's goroutine changes it with hub.mu
+// held; sessions read it with hub.mu held.
 type placements struct {
 	byKey map[string]placed              // queue key -> where it is
 	on    map[string]map[string]struct{} // cloudlet key string -> queue keys on it
@@ -30,25 +33,32 @@ type placements struct {
 
 // placed is where one object is and its revisions.
 type placed struct {
-	cloudlet    string
+	cloudlets   []string // distinct
 	create, mod int64
 }
+
+// on says whether the object is on cloudlet ck.
+func (p placed) on(ck string) bool { return slices.Contains(p.cloudlets, ck) }
 
 func newPlacements() *placements {
 	return &placements{byKey: map[string]placed{}, on: map[string]map[string]struct{}{}}
 }
 
-// set records the object of queue key qk as on cloudlet ("" for none).
+// set records the object of queue key qk as placed p.
 func (pl *placements) set(qk string, p placed) {
-	if old, ok := pl.byKey[qk]; ok && old.cloudlet != p.cloudlet {
-		pl.unindex(qk, old.cloudlet)
+	if old, ok := pl.byKey[qk]; ok {
+		for _, ck := range old.cloudlets {
+			if !p.on(ck) {
+				pl.unindex(qk, ck)
+			}
+		}
 	}
 	pl.byKey[qk] = p
-	if p.cloudlet != "" {
-		set := pl.on[p.cloudlet]
+	for _, ck := range p.cloudlets {
+		set := pl.on[ck]
 		if set == nil {
 			set = map[string]struct{}{}
-			pl.on[p.cloudlet] = set
+			pl.on[ck] = set
 		}
 		set[qk] = struct{}{}
 	}
@@ -57,7 +67,9 @@ func (pl *placements) set(qk string, p placed) {
 // drop forgets the object of queue key qk.
 func (pl *placements) drop(qk string) {
 	if old, ok := pl.byKey[qk]; ok {
-		pl.unindex(qk, old.cloudlet)
+		for _, ck := range old.cloudlets {
+			pl.unindex(qk, ck)
+		}
 		delete(pl.byKey, qk)
 	}
 }
@@ -77,9 +89,6 @@ type route struct {
 	// records where each object is (placements), loading them when it
 	// starts.
 	placed bool
-	// where is the cloudlet an object of a placed kind is on, nil for none
-	// (or an object of another type).
-	where func(obj proto.Message) *edgeproto.CloudletKey
 	// keys returns the routing keys of the sessions the change of the
 	// object of key concerns; obj is the object, or for a delete the
 	// object carrying only its key; create and mod are the object's
@@ -114,34 +123,57 @@ func routeOrganization[T proto.Message](org func(T) string) route {
 // cloudlet and, when the change moved or deleted it, to that of the
 // cloudlet it was on.
 func routePlaced[T proto.Message](where func(T) *edgeproto.CloudletKey) route {
-	whereOf := func(obj proto.Message) *edgeproto.CloudletKey {
-		o, ok := obj.(T)
-		if !ok {
-			return nil
+	return routeSpread(func(o T) []*edgeproto.CloudletKey {
+		if cl := where(o); cl != nil {
+			return []*edgeproto.CloudletKey{cl}
 		}
-		return where(o)
-	}
-	return route{placed: true, where: whereOf, keys: func(pl *placements, kind, key string, obj proto.Message, del bool, create, mod int64) []string {
+		return nil
+	})
+}
+
+// routeSpread sends the changes of an object with entries on several
+// cloudlets (where lists them, in any order and with repeats) to the
+// sessions of those cloudlets and of the cloudlets it had entries on
+// before the change, so that a cloudlet whose last entry went is sent the
+// change that removed it.
+func routeSpread[T proto.Message](where func(T) []*edgeproto.CloudletKey) route {
+	return route{placed: true, keys: func(pl *placements, kind, key string, obj proto.Message, del bool, create, mod int64) []string {
 		qk := qkey(kind, key)
-		old, had := pl.byKey[qk]
-		was := old.cloudlet
-		had = had && was != ""
-		var out []string
-		if had {
-			out = append(out, cloudletRoute(was))
+		old := pl.byKey[qk]
+		out := make([]string, 0, len(old.cloudlets)+1)
+		for _, ck := range old.cloudlets {
+			out = append(out, cloudletRoute(ck))
 		}
 		if del {
 			pl.drop(qk)
 			return out
 		}
-		now := ""
-		if cl := whereOf(obj); cl != nil {
-			now = cloudletKeyString(cl)
+		var now []string
+		if o, ok := obj.(T); ok {
+			for _, k := range where(o) {
+				ck := cloudletKeyString(k)
+				if slices.Contains(now, ck) {
+					continue
+				}
+				now = append(now, ck)
+				if !old.on(ck) {
+					out = append(out, cloudletRoute(ck))
+				}
+			}
 		}
-		pl.set(qk, placed{cloudlet: now, create: create, mod: mod})
-		if now != "" && (!had || was != now) {
-			out = append(out, cloudletRoute(now))
+		if slices.Equal(now, old.cloudlets) {
+			now = old.cloudlets // no allocation kept for an object that stays placed
 		}
+		pl.set(qk, placed{cloudlets: now, create: create, mod: mod})
 		return out
 	}}
+}
+
+// tpeCloudlets lists the cloudlets of an exception's entries.
+func tpeCloudlets(e *edgeproto.TrustPolicyException) []*edgeproto.CloudletKey {
+	out := make([]*edgeproto.CloudletKey, 0, len(e.GetInstances()))
+	for _, in := range e.GetInstances() {
+		out = append(out, in.GetCloudletKey())
+	}
+	return out
 }

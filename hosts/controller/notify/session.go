@@ -146,6 +146,9 @@ func (s *session) initialSync() (rev int64, n int, resumed bool, err error) {
 // cloudlets only the objects the hub places on the session's cloudlet, so
 // that a sync costs what the cloudlet holds, not what the region does.
 func (s *session) sync() (int64, int, error) {
+	if err := s.catchUp(); err != nil {
+		return 0, 0, err
+	}
 	rev, on := s.hub.onCloudlet(s.ck)
 	objs, err := s.readScoped(s.ctx, rev, on)
 	if err != nil {
@@ -171,6 +174,25 @@ func (s *session) sync() (int64, int, error) {
 		return 0, 0, errQueueFull
 	}
 	return rev, len(changes), nil
+}
+
+// hubCatchUpTimeout bounds the wait for the hub to reach the revision of
+// the session's cloudlet.
+const hubCatchUpTimeout = 10 * time.Second
+
+// catchUp waits until the hub has dispatched the last change of the
+// session's cloudlet, so that a sync at the hub's revision sees the
+// cloudlet as the CRM's Hello did (a cloudlet created just before its CRM
+// connects, while the hub's watch lags).
+func (s *session) catchUp() error {
+	resp, err := s.srv.cfg.Store.Client().Get(s.ctx, s.srv.kinds.cloudlets.Path(s.ck))
+	if err != nil {
+		return err
+	}
+	if len(resp.Kvs) == 0 {
+		return errCloudletGone(s.ck)
+	}
+	return s.hub.waitRev(s.ctx, resp.Kvs[0].ModRevision, hubCatchUpTimeout)
 }
 
 // deliver is how the hub hands the session a change it concerns: queued

@@ -10,6 +10,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/kvservice"
+	"github.com/edgekit/edgekit/platforms/fake"
 )
 
 // TestOnlyShowCredentialsShowsSecrets buys a service (its password a
@@ -35,6 +36,13 @@ func TestOnlyShowCredentialsShowsSecrets(t *testing.T) {
 	if out, _, err := run(t, nw, alice, "create", "instance", "web", "--contract", "slice-1", "--image", "kv", "--cpu", "250m", "--memory", "32Mi",
 		"--env", "KV_PASSWORD="+envSecret); err != nil {
 		t.Fatalf("create instance: %v\n%s", err, out)
+	}
+
+	// The environment secret reached the seller's platform: the checks
+	// below that no show prints it are about redaction, not about a value
+	// that never travelled.
+	if !sellerGaveEnv(bob, "KV_PASSWORD", envSecret) {
+		t.Fatalf("no instance on the seller's platform was given KV_PASSWORD; the instance's secret never reached it")
 	}
 
 	// The credentials command shows them, by solver, contract or
@@ -113,4 +121,16 @@ func TestOnlyShowCredentialsShowsSecrets(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sellerGaveEnv reports whether an instance on n's (fake) platform was
+// given the environment variable name with value.
+func sellerGaveEnv(n *nodetest.Node, name, value string) bool {
+	p := n.Options().Platform.(*fake.Platform)
+	for _, key := range p.AppInstKeys() {
+		if st, ok := p.AppInst(key); ok && st.Env[name] == value {
+			return true
+		}
+	}
+	return false
 }

@@ -330,7 +330,8 @@ function renderObject(root, kind, key) {
   const row = rows.get(id);
   root.append(el("p", { class: "crumbs" }, el("a", { href: kindHref(kind), text: kind }), " / " + ((row && row.name) || key)));
   if (r.missing) {
-    root.append(el("h2", { text: kind + " " + key }), el("p", { class: "error", text: "not found (or not yours to see)" }));
+    root.append(el("h2", { text: kind + " " + key }), el("p", { class: "error", id: "object-missing",
+      text: r.missing === "deleted" ? "deleted" : "not found (or not yours to see)" }));
     return;
   }
   const head = el("h2", { id: "object-title" }, (r.name || r.key) + " ");
@@ -460,8 +461,8 @@ function renderMap(root) {
 }
 
 function alertList(alerts) {
-  return el("ul", { class: "alerts" }, ...alerts.map((a) => el("li", { class: "error" }, el("a", { href: objectHref(a.kind, a.key), text: a.name || a.key }),
-    " " + (a.cloudlet ? cloudletName(a.cloudlet) + ": " : "") + (a.message || a.state || ""))));
+  return el("ul", { class: "alerts" }, ...alerts.map((a) => el("li", { class: "error" }, el("a", { href: objectHref(a.kind, a.key), text: (a.cloudlet ? cloudletName(a.cloudlet) + " " : "") + (a.name || a.key) }),
+    ": " + (a.message || a.state || ""))));
 }
 
 // ---- usage ----
@@ -521,9 +522,19 @@ function renderFluidos(root) {
 
 // ---- the event stream ----
 
-function onRowChanged(id) {
+// onRowChanged refreshes the open object's page when its row changed; a
+// deleted object's page says so without asking the server for it again.
+function onRowChanged(id, deleted) {
   const r = route();
-  if (r.view === "object" && r.kind + "/" + r.key === id) fetchDetail(r.kind, r.key);
+  if (r.view === "object" && r.kind + "/" + r.key === id) {
+    if (deleted) {
+      ++detailSeq;
+      detail = { missing: "deleted" };
+      detailFor = id;
+    } else {
+      fetchDetail(r.kind, r.key);
+    }
+  }
   queueRender();
 }
 
@@ -553,7 +564,7 @@ function follow() {
   source.addEventListener("delete", (e) => {
     const d = JSON.parse(e.data);
     rows.delete(d.kind + "/" + d.key);
-    onRowChanged(d.kind + "/" + d.key);
+    onRowChanged(d.kind + "/" + d.key, true);
   });
   source.onerror = () => {
     setStatus("reconnecting");
