@@ -47,6 +47,14 @@ func (a *accessKeys) issue(tx *store.Tx, key *edgeproto.CloudletKey) (string, er
 	return tok, nil
 }
 
+// SeedAccessKey buffers in tx the hash of key as the access key of the
+// crm_on_edge cloudlet of that key, in the store s: for loading a region in
+// bulk (benchmarks and tests that need many cloudlets fast). The API issues
+// keys with CreateCloudlet and RotateCloudletAccessKey.
+func SeedAccessKey(s *store.Store, tx *store.Tx, cloudlet *edgeproto.CloudletKey, key string) {
+	tx.Put(newAccessKeys(s).path(cloudlet), hashKey(key))
+}
+
 // remove deletes the cloudlet's key hash in tx.
 func (a *accessKeys) remove(tx *store.Tx, key *edgeproto.CloudletKey) { tx.Delete(a.path(key)) }
 

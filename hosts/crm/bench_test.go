@@ -44,7 +44,7 @@ func benchEdge(b *testing.B, n int, state edgeproto.TrackedState) (*edge, []*edg
 }
 
 // parallel runs fn on every element with 16 goroutines.
-func parallel[T any](b *testing.B, items []T, fn func(T) error) {
+func parallel[T any](b testing.TB, items []T, fn func(T) error) {
 	b.Helper()
 	ch := make(chan T)
 	var wg sync.WaitGroup

@@ -5,11 +5,11 @@ import (
 	"flag"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -31,19 +31,23 @@ var (
 )
 
 // benchRegion is a controller with n edge cloudlets, each holding perSite
-// READY app instances, and a simulated CRM connected for each: a notify
-// stream read by a goroutine that decodes what it receives.
+// READY app instances, and a simulated CRM connected for each, in a child
+// process (simCRMs).
 type benchRegion struct {
-	env      *controllertest.Env
-	insts    []*edgeproto.AppInst // perSite per cloudlet, cloudlet by cloudlet
-	received atomic.Int64         // changes of the current round received
-	want     int64
-	done     chan struct{}
-	mu       sync.Mutex
-	round    string
-	lat      []time.Duration // write start to receipt, of the current round
+	env   *controllertest.Env
+	insts []*edgeproto.AppInst // perSite per cloudlet, cloudlet by cloudlet
+	sims  *simCRMs
+	mu    sync.Mutex
+	round string
+	lat   []time.Duration // write start to receipt, of the current round
+	got   int64
+	want  int64
+	done  chan struct{}
 }
 
+// startBenchRegion loads the region straight into the store in large
+// transactions (the setup is not what is measured) and starts the
+// simulated CRMs; it returns once every CRM synchronised.
 func startBenchRegion(b *testing.B, cfg notify.Config, n, perSite int) *benchRegion {
 	b.Helper()
 	cfg.KeepaliveInterval = time.Minute
@@ -52,68 +56,41 @@ func startBenchRegion(b *testing.B, cfg notify.Config, n, perSite int) *benchReg
 	r := &benchRegion{env: env}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cloudlets := make([]*edgeproto.CloudletKey, n)
-	keys := make([]string, n)
-	idx := make([]int, n)
-	for i := range cloudlets {
-		cloudlets[i] = &edgeproto.CloudletKey{Organization: "operator", Name: "site" + strconv.Itoa(i)}
-		idx[i] = i
+	cls := make([]*edgeproto.Cloudlet, n)
+	for i := range cls {
+		cls[i] = &edgeproto.Cloudlet{Key: &edgeproto.CloudletKey{Organization: "operator", Name: "site" + strconv.Itoa(i)},
+			PlatformType: fake.Name, State: edgeproto.TrackedState_TRACKED_STATE_READY}
 	}
-	parallel(b, idx, func(i int) error {
-		keys[i] = env.CreateEdgeCloudlet(ctx, &edgeproto.Cloudlet{Key: cloudlets[i], PlatformType: fake.Name})
-		return nil
-	})
-	for i, cl := range cloudlets {
+	keys := env.SeedEdgeCloudlets(ctx, cls)
+	for i, cl := range cls {
 		for j := range perSite {
 			ai := e.appInst("s"+strconv.Itoa(i)+"-i"+strconv.Itoa(j), "web", "c"+strconv.Itoa(i))
-			ai.CloudletKey, ai.State = cl, edgeproto.TrackedState_TRACKED_STATE_READY
+			ai.CloudletKey, ai.State = cl.Key, edgeproto.TrackedState_TRACKED_STATE_READY
 			r.insts = append(r.insts, ai)
 		}
 	}
-	kind := store.NewKind[*edgeproto.AppInst](env.Store)
-	parallel(b, r.insts, func(ai *edgeproto.AppInst) error { _, err := kind.Put(ctx, ai); return err })
-	var synced sync.WaitGroup
-	for i, cl := range cloudlets {
-		st := e.rawConnect(b, cl, keys[i])
-		synced.Add(1)
-		go r.read(st, &synced)
+	controllertest.Seed(ctx, env, r.insts)
+	sites := make([]simSite, n)
+	for i, cl := range cls {
+		sites[i] = simSite{Org: cl.Key.Organization, Name: cl.Key.Name, Key: keys[i]}
 	}
-	synced.Wait()
+	r.sims = startSimCRMs(b, env.Addr, sites, r.recv)
+	if missing := r.sims.waitSynced(nil, time.Now().Add(10*time.Minute)); missing > 0 {
+		b.Fatalf("%d of %d simulated CRMs never synchronised", missing, n)
+	}
 	return r
 }
 
-// read plays one CRM: it reads the stream until it ends and counts the
-// changes of the current round.
-func (r *benchRegion) read(st rawStream, synced *sync.WaitGroup) {
-	syncing := true
-	for {
-		m, err := st.Recv()
-		if err != nil {
-			if syncing {
-				synced.Done()
-			}
-			return
-		}
-		if syncing && m.GetSyncEnd() != nil {
-			syncing = false
-			synced.Done()
-		}
-		ai := m.GetUpdate().GetAppInst()
-		if ai == nil {
-			continue
-		}
-		at := time.Now()
-		mark, stamp, ok := strings.Cut(ai.GetAnnotations()["round"], "@")
-		r.mu.Lock()
-		if ok && mark == r.round {
-			if ns, err := strconv.ParseInt(stamp, 10, 64); err == nil {
-				r.lat = append(r.lat, at.Sub(time.Unix(0, ns)))
-			}
-			if r.received.Add(1) == r.want {
-				close(r.done)
-			}
-		}
-		r.mu.Unlock()
+// recv counts a change of the current round reaching its CRM.
+func (r *benchRegion) recv(round string, lat time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if round != r.round || r.done == nil {
+		return
+	}
+	r.lat = append(r.lat, lat)
+	if r.got++; r.got == r.want {
+		close(r.done)
 	}
 }
 
@@ -127,8 +104,11 @@ func cpu(b *testing.B) time.Duration {
 }
 
 // rss is the process's resident set, in bytes (0 where /proc is missing).
-func rss() float64 {
-	data, err := os.ReadFile("/proc/self/status")
+func rss() float64 { return rssOf("self") }
+
+// rssOf is the resident set of process pid ("self": this one), in bytes.
+func rssOf(pid string) float64 {
+	data, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}
@@ -142,19 +122,21 @@ func rss() float64 {
 }
 
 // BenchmarkNotifyFanout measures the notify server holding a region:
-// -crm.bench-sessions CRMs connected (simulated: a notify stream each, over
-// gRPC on loopback, read by a goroutine), each cloudlet holding
-// -crm.bench-site-objects app instances. A round writes -crm.bench-changes
-// changes of app instances spread over every cloudlet (each change
-// concerns one CRM), paced at -crm.bench-rate per second by 16 writers,
-// and ends when every change reached its CRM. It reports the process's CPU
-// per change (controller, etcd, writers and clients all run in the
-// benchmark's process), the p50 and p99 of the time from a write's start
-// (so including etcd's commit) to its receipt, and the heap and RSS with
-// every CRM connected. design=shared is the notify server's one watch of
-// the region fanned out to the sessions; design=per-session gives each
-// session a watch of its own (Config.WatchPerSession, the design before),
-// which decodes and routes every change of the region.
+// -crm.bench-sessions CRMs connected (simulated, in a child process: a
+// notify stream each over gRPC on loopback, read by a goroutine), each
+// cloudlet holding -crm.bench-site-objects app instances, all loaded
+// straight into the store. A round writes -crm.bench-changes changes of
+// app instances spread over every cloudlet (each change concerns one CRM),
+// paced at -crm.bench-rate per second by 16 writers, and ends when every
+// change reached its CRM. It reports the CPU per change of the
+// benchmark's process (controller, etcd and writers; the clients run in
+// the child), the p50 and p99 of the time from a write's start (so
+// including etcd's commit) to its receipt, the heap and RSS of the
+// benchmark's process with every CRM connected, and the child's RSS.
+// design=shared is the notify server's one watch of the region fanned out
+// to the sessions; design=per-session gives each session a watch of its
+// own (Config.WatchPerSession, the design before), which decodes and
+// routes every change of the region.
 func BenchmarkNotifyFanout(b *testing.B) {
 	for _, d := range []struct {
 		name string
@@ -173,7 +155,7 @@ func benchFanout(b *testing.B, cfg notify.Config) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	heap, resident := float64(ms.HeapInuse), rss()
+	heap, resident, clients := float64(ms.HeapInuse), rss(), r.sims.rss()
 	kind := store.NewKind[*edgeproto.AppInst](r.env.Store)
 	ctx := context.Background()
 	// Changes go round-robin over the cloudlets, so every CRM gets its share.
@@ -188,9 +170,8 @@ func benchFanout(b *testing.B, cfg notify.Config) {
 	b.ResetTimer()
 	for round := range b.N {
 		r.mu.Lock()
-		r.round, r.lat, r.want, r.done = "r"+strconv.Itoa(round), nil, int64(changes), make(chan struct{})
-		r.received.Store(0)
-		mark := r.round
+		r.round, r.lat, r.got, r.want, r.done = "r"+strconv.Itoa(round), nil, 0, int64(changes), make(chan struct{})
+		mark, done := r.round, r.done
 		r.mu.Unlock()
 		batch := make([]int, changes)
 		for i := range batch {
@@ -208,9 +189,12 @@ func benchFanout(b *testing.B, cfg notify.Config) {
 			return err
 		})
 		select {
-		case <-r.done:
+		case <-done:
 		case <-time.After(2 * time.Minute):
-			b.Fatalf("round %d: %d of %d changes reached their CRM", round, r.received.Load(), changes)
+			r.mu.Lock()
+			got := r.got
+			r.mu.Unlock()
+			b.Fatalf("round %d: %d of %d changes reached their CRM", round, got, changes)
 		}
 		used += cpu(b) - cpu0
 		r.mu.Lock()
@@ -230,5 +214,77 @@ func benchFanout(b *testing.B, cfg notify.Config) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(heap/(1<<20), "heap-MiB")
 	b.ReportMetric(resident/(1<<20), "rss-MiB")
+	b.ReportMetric(clients/(1<<20), "clients-rss-MiB")
+	b.ReportMetric(float64(n), "sessions")
+}
+
+// benchStormTimeout bounds how long BenchmarkNotifyStorm waits for every
+// CRM to synchronise again.
+var benchStormTimeout = flag.Duration("crm.bench-storm-timeout", 5*time.Minute, "how long BenchmarkNotifyStorm waits for every CRM to synchronise again")
+
+// BenchmarkNotifyStorm measures a reconnect storm: -crm.bench-sessions
+// simulated CRMs (in a child process; each resumes from the last revision
+// it applied and waits as long as a busy controller's RetryInfo asks) are
+// connected to a region of -crm.bench-site-objects app instances per
+// cloudlet when the controller restarts on the same etcd (Env.Restart:
+// every stream ends at once). It reports the time from the restart to the
+// last CRM synchronised again, the CRMs that were not within
+// -crm.bench-storm-timeout (lost: the benchmark fails unless 0), how many
+// syncs were resumed ones and how often a CRM was turned away, and the
+// peak RSS and Go heap of the benchmark's process (controller, etcd)
+// sampled during the storm, and its CPU time during the storm. The controller's admission is its default
+// (notify.DefaultMaxSyncs, DefaultMaxWaitingSyncs).
+func BenchmarkNotifyStorm(b *testing.B) {
+	n, perSite := *benchSessions, *benchSiteObjects
+	r := startBenchRegion(b, notify.Config{}, n, perSite)
+	var took, used time.Duration
+	var lost, resumed, busy int
+	var peakRSS, peakHeap float64
+	b.ResetTimer()
+	for range b.N {
+		before, resumed0, busy0 := r.sims.counts()
+		stop := make(chan struct{})
+		sampled := make(chan [2]float64)
+		go func() {
+			var pr, ph float64
+			sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+			t := time.NewTicker(50 * time.Millisecond) // sampling memory, not synchronisation
+			defer t.Stop()
+			for {
+				metrics.Read(sample)
+				pr, ph = max(pr, rss()), max(ph, float64(sample[0].Value.Uint64()))
+				select {
+				case <-stop:
+					sampled <- [2]float64{pr, ph}
+					return
+				case <-t.C:
+				}
+			}
+		}()
+		start, cpu0 := time.Now(), cpu(b)
+		r.env.Restart()
+		missing := r.sims.waitSynced(before, start.Add(*benchStormTimeout))
+		took += time.Since(start)
+		used += cpu(b) - cpu0
+		close(stop)
+		p := <-sampled
+		peakRSS, peakHeap = max(peakRSS, p[0]), max(peakHeap, p[1])
+		_, resumed1, busy1 := r.sims.counts()
+		lost += missing
+		resumed += resumed1 - resumed0
+		busy += busy1 - busy0
+	}
+	b.StopTimer()
+	if lost > 0 {
+		b.Errorf("%d CRMs did not synchronise again within %v of a controller restart", lost, *benchStormTimeout)
+	}
+	b.ReportMetric(took.Seconds()/float64(b.N), "storm-s")
+	b.ReportMetric(used.Seconds()/float64(b.N), "cpu-s")
+	b.ReportMetric(float64(lost), "lost")
+	b.ReportMetric(float64(resumed)/float64(b.N), "resumed")
+	b.ReportMetric(float64(busy)/float64(b.N), "turned-away")
+	b.ReportMetric(peakRSS/(1<<20), "peak-rss-MiB")
+	b.ReportMetric(peakHeap/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(r.sims.rss()/(1<<20), "clients-rss-MiB")
 	b.ReportMetric(float64(n), "sessions")
 }

@@ -2,6 +2,7 @@ package crm_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -154,6 +155,36 @@ func TestWatchPerSessionRunsAWatchPerCRM(t *testing.T) {
 		if !slices.Equal(ids(got[i]), want[i]) {
 			t.Errorf("%s was sent %v, want %v", r.sites[i].GetName(), ids(got[i]), want[i])
 		}
+	}
+}
+
+// A CRM's initial sync reads only the objects on its cloudlet: an object
+// of another cloudlet that cannot be decoded (here a value that is not an
+// AppInst at all) does not keep every CRM of the region from
+// synchronising.
+func TestASyncReadsOnlyWhatIsOnItsCloudlet(t *testing.T) {
+	t.Parallel()
+	env := controllertest.Start(t, controllertest.Options{Notify: true, Logger: testLogger()})
+	e := &edge{env: env, cloudlet: &edgeproto.CloudletKey{Organization: "operator", Name: "site1"}}
+	ctx := testCtx(t)
+	e.key = env.CreateEdgeCloudlet(ctx, &edgeproto.Cloudlet{Key: e.cloudlet, PlatformType: fake.Name})
+	kind := store.NewKind[*edgeproto.AppInst](env.Store)
+	mine := e.appInst("mine", "web", "c1")
+	mine.CloudletKey, mine.State = e.cloudlet, edgeproto.TrackedState_TRACKED_STATE_READY
+	if _, err := kind.Put(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	broken := e.appInst("broken", "web", "c2").GetKeyString()
+	if _, err := env.Store.Client().Put(ctx, kind.Path(broken), "not an AppInst"); err != nil {
+		t.Fatal(err)
+	}
+	st := e.rawConnect(t, e.cloudlet, e.key)
+	got := readUntil(t, st, isSyncEnd)
+	if got["AppInst/"+mine.GetKeyString()] == nil {
+		t.Fatalf("the sync lacks the instance on the cloudlet; got %v", slices.Collect(maps.Keys(got)))
+	}
+	if _, ok := got["AppInst/"+broken]; ok {
+		t.Fatalf("the sync holds the undecodable instance of no cloudlet")
 	}
 }
 

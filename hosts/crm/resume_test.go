@@ -8,6 +8,7 @@ import (
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
+	"github.com/edgekit/edgekit/hosts/controller/notify"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/platforms/fake"
 	notifyv1 "github.com/edgekit/edgekit/proto/edgekit/notify/v1"
@@ -127,5 +128,62 @@ func TestAReconnectSendsOnlyWhatChanged(t *testing.T) {
 	start, end, _ = readSync(t, st)
 	if start.GetResumed() || end.GetResumed() || end.GetObjects() < n {
 		t.Fatalf("sync after compaction: %v, want a full one of at least %d objects", end, n)
+	}
+}
+
+// A CRM that reconnects while the controller's watch kept running (another
+// CRM stayed connected) is sent the delete of an instance removed while
+// it was away, even when nothing had been deleted before: the watch saw
+// the delete, so the resumed sync looks for it.
+func TestAResumeWhileTheWatchRunsSendsWhatWasDeleted(t *testing.T) {
+	t.Parallel()
+	env := controllertest.Start(t, controllertest.Options{Notify: true, Logger: testLogger(),
+		NotifyConfig: notify.Config{KeepaliveInterval: time.Hour}})
+	e := &edge{env: env, cloudlet: &edgeproto.CloudletKey{Organization: "operator", Name: "site1"}}
+	ctx := testCtx(t)
+	e.key = env.CreateEdgeCloudlet(ctx, &edgeproto.Cloudlet{Key: e.cloudlet, PlatformType: fake.Name})
+	other := &edgeproto.CloudletKey{Organization: "operator", Name: "site2"}
+	otherKey := env.CreateEdgeCloudlet(ctx, &edgeproto.Cloudlet{Key: other, PlatformType: fake.Name})
+	kind := store.NewKind[*edgeproto.AppInst](env.Store)
+	insts := make([]*edgeproto.AppInst, 3)
+	for i := range insts {
+		insts[i] = e.appInst("i"+strconv.Itoa(i), "web", "c1")
+		insts[i].CloudletKey, insts[i].State = e.cloudlet, edgeproto.TrackedState_TRACKED_STATE_READY
+		if _, err := kind.Put(ctx, insts[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stay := e.rawConnect(t, other, otherKey) // keeps the watch running
+	readSync(t, stay)
+	st := e.rawConnect(t, e.cloudlet, e.key)
+	_, end, _ := readSync(t, st)
+	applied := end.GetRevision()
+	_ = st.CloseSend()
+	controllertest.WaitFor(t, 20*time.Second, "the stream to end", func() bool { return env.Notify.Sessions() == 1 })
+
+	// A first resume from that revision finds nothing deleted.
+	st = e.rawConnectHello(t, &notifyv1.Hello{CloudletKey: e.cloudlet, AccessKey: e.key, Instance: t.Name(), ResumeRevision: applied})
+	if _, end, got := readSync(t, st); !end.GetResumed() || len(got) != 0 {
+		t.Fatalf("a resume with nothing changed sent %v (resumed %v), want nothing", got, end.GetResumed())
+	}
+	_ = st.CloseSend()
+	controllertest.WaitFor(t, 20*time.Second, "the stream to end", func() bool { return env.Notify.Sessions() == 1 })
+
+	// While the CRM is away again, one of its instances is deleted.
+	if _, err := env.Store.Client().Delete(ctx, kind.Path(insts[1].GetKeyString())); err != nil {
+		t.Fatal(err)
+	}
+	// The other CRM's stream sees something later, so the watch is past the delete.
+	ai := e.appInst("elsewhere", "web", "c2")
+	ai.CloudletKey = other
+	if _, err := kind.Put(ctx, ai); err != nil {
+		t.Fatal(err)
+	}
+	readUntil(t, stay, func(m *notifyv1.ConnectResponse) bool { return m.GetUpdate().GetAppInst() != nil })
+
+	st = e.rawConnectHello(t, &notifyv1.Hello{CloudletKey: e.cloudlet, AccessKey: e.key, Instance: t.Name(), ResumeRevision: applied})
+	_, end, got := readSync(t, st)
+	if want := []string{"del AppInst/" + insts[1].GetKeyString()}; !end.GetResumed() || !slices.Equal(got, want) {
+		t.Fatalf("resumed sync sent %v (resumed %v), want %v", got, end.GetResumed(), want)
 	}
 }

@@ -1,6 +1,8 @@
 package crm_test
 
 import (
+	"flag"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -63,5 +65,65 @@ func TestABusyControllerTurnsCRMsAwayWithAHint(t *testing.T) {
 	case <-c.Synced():
 	case <-ctx.Done():
 		t.Fatal("site2's CRM never synchronised after the slot was freed")
+	}
+}
+
+// stormSessions is the size of the CRM fleet TestEveryCRMComesBackAfterAControllerRestart
+// restarts the controller under.
+var stormSessions = flag.Int("crm.storm-sessions", 24, "CRMs connected when TestEveryCRMComesBackAfterAControllerRestart restarts the controller")
+
+// When the controller restarts, every CRM reconnects at once; with room
+// for only two syncs and two waiting, most are turned away with a hint
+// and come back later. None is lost: every CRM is connected again, and
+// every one serves a request made after the restart.
+func TestEveryCRMComesBackAfterAControllerRestart(t *testing.T) {
+	t.Parallel()
+	e := newEdge(t, func(o *controllertest.Options) {
+		o.NotifyConfig = notify.Config{KeepaliveInterval: time.Hour, MaxSyncs: 2, MaxWaitingSyncs: 2}
+	})
+	ctx := testCtx(t)
+	n := *stormSessions
+	sites := make([]*edge, n)
+	idx := make([]int, n)
+	for i := range sites {
+		sites[i], idx[i] = &edge{env: e.env, cloudlet: &edgeproto.CloudletKey{Organization: "operator", Name: "storm" + strconv.Itoa(i)}}, i
+	}
+	parallel(t, idx, func(i int) error {
+		sites[i].key = e.env.CreateEdgeCloudlet(ctx, &edgeproto.Cloudlet{Key: sites[i].cloudlet, PlatformType: fake.Name})
+		return nil
+	})
+	crms := make([]*runningCRM, n)
+	for i, s := range sites {
+		crms[i] = s.startCRM(t, e.env.Addr, fake.New(fake.Options{}))
+	}
+	for i, c := range crms {
+		select {
+		case <-c.Synced():
+		case <-ctx.Done():
+			t.Fatalf("the CRM of %s never synchronised", sites[i].cloudlet.GetName())
+		}
+	}
+	for _, s := range sites {
+		waitState[*edgeproto.Cloudlet](t, s, s.cloudlet, edgeproto.TrackedState_TRACKED_STATE_READY)
+	}
+
+	e.env.Restart()
+	controllertest.WaitFor(t, 60*time.Second, "every CRM connected to the restarted controller", func() bool {
+		return e.env.Notify.Sessions() == n
+	})
+	// Each site's CRM creates a cluster asked for after the restart.
+	parallel(t, sites, func(s *edge) error {
+		cl := s.cluster("c-" + s.cloudlet.GetName())
+		ps, err := controllertest.Drain(e.dev.clusters.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: cl}))
+		if err != nil {
+			return fmt.Errorf("create a cluster on %s after the restart: %w", s.cloudlet.GetName(), err)
+		}
+		if got := controllertest.Final(ps); got != edgeproto.TrackedState_TRACKED_STATE_READY {
+			return fmt.Errorf("a cluster on %s after the restart ended %v: %v", s.cloudlet.GetName(), got, ps)
+		}
+		return nil
+	})
+	if got := e.env.Notify.Sessions(); got != n {
+		t.Fatalf("%d CRMs connected after the storm, want %d", got, n)
 	}
 }

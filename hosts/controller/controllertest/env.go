@@ -77,6 +77,8 @@ type Env struct {
 	// Notify is the notify server, when Options.Notify was set.
 	Notify *notify.Server
 
+	opts   Options
+	stop   func() // stops the controller that serves now
 	tokens *controller.Tokens
 	mu     sync.Mutex
 	orgTok map[string]string
@@ -136,38 +138,17 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatal(err)
 	}
 	e.Store = st
+	e.opts = opts
 	e.admin = e.newToken(controller.Principal{Admin: true})
 	e.ccrm = e.newToken(controller.Principal{CCRM: true})
-	c, err := controller.New(controller.Config{Store: st, Tokens: e.tokens, Logger: opts.Logger, StopTimeout: 5 * time.Second,
-		SelfAuthenticated: []string{notify.ConnectMethod}, ServerOptions: opts.ServerOptions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Controller = c
-	if opts.Notify {
-		ncfg := opts.NotifyConfig
-		ncfg.Store, ncfg.Backend, ncfg.Logger = st, c.NotifyBackend(), opts.Logger
-		ns, err := notify.New(ncfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ns.Register(c)
-		e.Notify = ns
-	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Addr = lis.Addr().String()
+	e.serve(lis)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		pprof.Do(ctx, pprof.Labels(ComponentLabel, ComponentController), func(ctx context.Context) {
-			if err := c.Serve(ctx, lis); err != nil {
-				t.Errorf("controller: %v", err)
-			}
-		})
-	})
 	if opts.Host {
 		p := opts.Platform
 		if p == nil {
@@ -177,19 +158,87 @@ func Start(t testing.TB, opts Options) *Env {
 		h, err := NewHost(st, rmv1.NewReportServiceClient(e.Conn(e.ccrm)), p, opts.Logger)
 		if err != nil {
 			cancel()
+			e.stop()
 			t.Fatal(err)
 		}
 		e.Host = h
 		wg.Go(func() { _ = h.Start(ctx) })
 	}
 	t.Cleanup(func() {
-		if e.Notify != nil {
-			e.Notify.Shutdown()
-		}
+		e.stop()
 		cancel()
 		wg.Wait()
 	})
 	return e
+}
+
+// serve starts a controller (and its notify server) on the environment's
+// store, serving on lis until e.stop.
+func (e *Env) serve(lis net.Listener) {
+	t, opts := e.t, e.opts
+	c, err := controller.New(controller.Config{Store: e.Store, Tokens: e.tokens, Logger: opts.Logger, StopTimeout: 5 * time.Second,
+		SelfAuthenticated: []string{notify.ConnectMethod}, ServerOptions: opts.ServerOptions})
+	if err != nil {
+		_ = lis.Close()
+		t.Fatal(err)
+	}
+	e.Controller = c
+	e.Notify = nil
+	if opts.Notify {
+		ncfg := opts.NotifyConfig
+		ncfg.Store, ncfg.Backend, ncfg.Logger = e.Store, c.NotifyBackend(), opts.Logger
+		ns, err := notify.New(ncfg)
+		if err != nil {
+			_ = lis.Close()
+			t.Fatal(err)
+		}
+		ns.Register(c)
+		e.Notify = ns
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pprof.Do(ctx, pprof.Labels(ComponentLabel, ComponentController), func(ctx context.Context) {
+			if err := c.Serve(ctx, lis); err != nil {
+				t.Errorf("controller: %v", err)
+			}
+		})
+	}()
+	ns := e.Notify
+	var once sync.Once
+	e.stop = func() {
+		once.Do(func() {
+			if ns != nil {
+				ns.Shutdown()
+			}
+			cancel()
+			<-done
+		})
+	}
+}
+
+// Restart stops the controller (its notify streams end with Unavailable,
+// as when the process stops) and starts a new one on the same store,
+// serving at the same address, as a controller process restarted on the
+// same etcd would. Controller and Notify are the new ones afterwards.
+func (e *Env) Restart() {
+	e.t.Helper()
+	e.stop()
+	var lis net.Listener
+	var err error
+	// The old listener is closed once stop returns; the port is free
+	// again, though the kernel may take a moment to say so.
+	for range 100 {
+		if lis, err = net.Listen("tcp", e.Addr); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // bounded wait for the port, not synchronisation
+	}
+	if err != nil {
+		e.t.Fatalf("restarting the controller on %s: %v", e.Addr, err)
+	}
+	e.serve(lis)
 }
 
 func (e *Env) newToken(p controller.Principal) string {

@@ -10,10 +10,13 @@
 // Config.RequireClientCert a connection without a verified client
 // certificate are refused with Unauthenticated and logged), then:
 //
-//  1. reads, in one store transaction (one revision), what the CRM needs:
-//     the settings, every flavor, its cloudlet, the trust policies of the
-//     cloudlet's organization, its cluster and app instances and the Apps
-//     those instances run; and sends it between a SyncStart and a SyncEnd.
+//  1. reads, at one revision (the one the server's watch has reached),
+//     what the CRM needs: the settings, every flavor, its cloudlet, the
+//     trust policies of the cloudlet's organization, its cluster and app
+//     instances and the Apps those instances run; and sends it between a
+//     SyncStart and a SyncEnd. Of the instances and clusters it reads
+//     only those the watch places on the cloudlet, so that a sync costs
+//     what the cloudlet holds, not what the region holds.
 //     A Hello naming a resume_revision (the last one the CRM applied on an
 //     earlier stream) gets a resumed sync instead: the server reads the
 //     region at that revision and now, and sends only the objects of the

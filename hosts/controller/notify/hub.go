@@ -3,10 +3,11 @@ package notify
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
-	"github.com/edgekit/edgekit/internal/store"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -39,11 +40,18 @@ type hub struct {
 	// refs counts the sessions that joined and have not left; guarded by
 	// srv.mu.
 	refs int
-	pl   placements // run's goroutine only
 
 	mu     sync.Mutex
 	routes map[string]map[*session]struct{} // routing key -> sessions
 	ended  error                            // why the hub ended, once it did
+	pl     *placements                      // where the placed objects are, at rev
+	rev    int64                            // the revision pl and the sessions' deliveries have reached
+	// No object of a placed kind was deleted in (clean, rev]: a resumed
+	// sync from a revision at or past clean needs not look for deletes in
+	// the store. lastDel is the revision of the last such delete the hub
+	// dispatched.
+	clean, lastDel int64
+	advanced       chan struct{} // closed (and replaced) when rev advances
 }
 
 // errHubIdle ends a hub whose last session left.
@@ -52,7 +60,7 @@ var errHubIdle = errors.New("notify: no session left")
 func newHub(srv *Server) *hub {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &hub{srv: srv, ctx: ctx, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}),
-		pl: placements{}, routes: map[string]map[*session]struct{}{}}
+		pl: newPlacements(), advanced: make(chan struct{}), routes: map[string]map[*session]struct{}{}}
 }
 
 // join adds sess to the hub once the hub is watching: from then on sess is
@@ -122,9 +130,7 @@ func (h *hub) run() {
 			h.fail(status.Errorf(codes.Unavailable, "watching the store: %v; connect again to resynchronise", err))
 			return
 		}
-		for _, ev := range resp.Events {
-			h.dispatch(ev)
-		}
+		h.dispatch(resp.Events)
 	}
 	if h.ctx.Err() == nil {
 		h.fail(status.Error(codes.Unavailable, "the store's watch ended; connect again to resynchronise"))
@@ -135,89 +141,212 @@ func (h *hub) run() {
 // placed kinds is.
 func (h *hub) load() (int64, error) {
 	k := h.srv.kinds
-	return h.srv.cfg.Store.Txn(h.ctx, func(tx *store.Tx) error {
-		h.pl = placements{}
-		// Reading the settings fixes the revision even when no kind is placed.
-		if _, _, err := tx.Get(k.settingsPath); err != nil {
-			return err
+	cli := h.srv.cfg.Store.Client()
+	// Reading the settings fixes the revision even when no kind is placed.
+	resp, err := cli.Get(h.ctx, k.settingsPath)
+	if err != nil {
+		return 0, err
+	}
+	rev := resp.Header.Revision
+	pl := newPlacements()
+	for _, d := range k.order {
+		if !d.route.placed {
+			continue
 		}
-		for name, d := range k.byName {
-			if !d.route.placed {
+		resp, err := cli.Get(h.ctx, k.prefix+d.name+"/", clientv3.WithPrefix(), clientv3.WithRev(rev))
+		if err != nil {
+			return 0, err
+		}
+		for _, kv := range resp.Kvs {
+			_, key, ok := k.split(string(kv.Key))
+			if !ok {
 				continue
 			}
-			kvs, err := tx.List(k.prefix + name + "/")
+			obj, err := d.decode(key, kv.Value)
 			if err != nil {
-				return err
+				// Nobody receives it; its next change places it.
+				pl.set(qkey(d.name, key), placed{create: kv.CreateRevision, mod: kv.ModRevision})
+				continue
 			}
-			for _, kv := range kvs {
-				_, key, ok := k.split(kv.Key)
-				if !ok {
-					continue
-				}
-				obj, err := d.decode(key, kv.Value)
-				if err != nil {
-					continue // nobody receives it; its next change places it
-				}
-				d.route.keys(h.pl, name, key, obj, false)
-			}
+			d.route.keys(pl, d.name, key, obj, false, kv.CreateRevision, kv.ModRevision)
 		}
-		return nil
-	})
+	}
+	h.mu.Lock()
+	h.pl, h.rev, h.clean = pl, rev, rev
+	h.mu.Unlock()
+	return rev, nil
 }
 
-// dispatch decodes one store event and hands it to the sessions it
-// concerns.
-func (h *hub) dispatch(ev *clientv3.Event) {
-	k := h.srv.kinds
-	kind, key, ok := k.split(string(ev.Kv.Key))
-	if !ok {
+// dispatch decodes the events of one watch response (whole revisions) and
+// hands each to the sessions it concerns.
+func (h *hub) dispatch(evs []*clientv3.Event) {
+	if len(evs) == 0 {
 		return
 	}
-	e := &event{kind: kind, key: key, rev: ev.Kv.ModRevision, del: ev.Type == clientv3.EventTypeDelete}
-	var rks []string
-	switch kind {
-	case accessKeyKind:
-		rks = []string{cloudletRoute(key)}
-	case settingsName:
-		var val []byte
-		if !e.del {
-			val = ev.Kv.Value
+	type decoded struct {
+		e      *event
+		create int64
+		rks    []string // for the kinds without a route
+	}
+	k := h.srv.kinds
+	out := make([]decoded, 0, len(evs))
+	for _, ev := range evs {
+		kind, key, ok := k.split(string(ev.Kv.Key))
+		if !ok {
+			continue
 		}
-		st, err := decodeSettings(val)
-		if err != nil {
-			h.srv.log.LogAttrs(h.ctx, slog.LevelWarn, "undecodable settings skipped", slog.Any("error", err))
-			return
-		}
-		e.obj, rks = st, []string{allRoute}
-	default:
-		d := k.byName[kind]
-		if d == nil {
-			return
-		}
-		e.d = d
-		var obj proto.Message
-		if e.del {
-			obj, _ = d.stub(key) // nil for a key string of no object
-		} else {
-			var err error
-			if obj, err = d.decode(key, ev.Kv.Value); err != nil {
-				h.srv.log.LogAttrs(h.ctx, slog.LevelWarn, "undecodable object skipped", slog.String("kind", kind),
-					slog.String("key", key), slog.Any("error", err))
-				return
+		e := &event{kind: kind, key: key, rev: ev.Kv.ModRevision, del: ev.Type == clientv3.EventTypeDelete}
+		switch kind {
+		case accessKeyKind:
+			out = append(out, decoded{e: e, rks: []string{cloudletRoute(key)}})
+		case settingsName:
+			var val []byte
+			if !e.del {
+				val = ev.Kv.Value
 			}
-			e.obj = obj
+			st, err := decodeSettings(val)
+			if err != nil {
+				h.srv.log.LogAttrs(h.ctx, slog.LevelWarn, "undecodable settings skipped", slog.Any("error", err))
+				continue
+			}
+			e.obj = st
+			out = append(out, decoded{e: e, rks: []string{allRoute}})
+		default:
+			d := k.byName[kind]
+			if d == nil {
+				continue
+			}
+			e.d = d
+			if e.del {
+				e.obj, _ = d.stub(key) // nil for a key string of no object
+			} else {
+				obj, err := d.decode(key, ev.Kv.Value)
+				if err != nil {
+					h.srv.log.LogAttrs(h.ctx, slog.LevelWarn, "undecodable object skipped", slog.String("kind", kind),
+						slog.String("key", key), slog.Any("error", err))
+					continue
+				}
+				e.obj = obj
+			}
+			out = append(out, decoded{e: e, create: ev.Kv.CreateRevision})
 		}
-		rks = d.route.keys(h.pl, kind, key, obj, e.del)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for i, rk := range rks {
-		if i > 0 && rks[0] == rk {
-			continue // an object changed in place: one routing key twice
+	for _, o := range out {
+		e, rks := o.e, o.rks
+		if e.d != nil {
+			rks = e.d.route.keys(h.pl, e.kind, e.key, e.obj, e.del, o.create, e.rev)
+			if e.del && e.d.route.placed {
+				h.lastDel, h.clean = e.rev, max(h.clean, e.rev)
+			}
 		}
-		for sess := range h.routes[rk] {
-			sess.deliver(e)
+		for i, rk := range rks {
+			if i > 0 && rks[0] == rk {
+				continue // an object changed in place: one routing key twice
+			}
+			for sess := range h.routes[rk] {
+				sess.deliver(e)
+			}
 		}
+	}
+	if last := evs[len(evs)-1].Kv.ModRevision; last > h.rev {
+		h.rev = last
+		close(h.advanced)
+		h.advanced = make(chan struct{})
+	}
+}
+
+// errHubBehind ends a stream whose sync would read a revision the hub has
+// not reached in time.
+var errHubBehind = errors.New("the controller's watch of the region is behind the store")
+
+// waitRev waits until the hub has dispatched revision rev, at most
+// timeout.
+func (h *hub) waitRev(ctx context.Context, rev int64, timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		h.mu.Lock()
+		reached, ch := h.rev >= rev, h.advanced
+		h.mu.Unlock()
+		if reached {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return fmt.Errorf("%w: revision %d not reached in %v", errHubBehind, rev, timeout)
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-h.done:
+			return errHubIdle
+		}
+	}
+}
+
+// onCloudlet returns the revision the hub has reached and the queue keys
+// of the placed objects on cloudlet ck at that revision. A session that
+// joined the hub before the call is handed every change past that
+// revision.
+func (h *hub) onCloudlet(ck string) (int64, []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	keys := make([]string, 0, len(h.pl.on[ck]))
+	for qk := range h.pl.on[ck] {
+		keys = append(keys, qk)
+	}
+	return h.rev, keys
+}
+
+// resumeView is what a resumed sync of the session of cloudlet ck from
+// revision from needs of the hub, at the revision rev the hub has reached:
+// the placed objects on the cloudlet, those that changed since from
+// elsewhere (they may have left the cloudlet), and how many objects of the
+// placed kinds existed at from and still do (created at or before it).
+type resumeView struct {
+	rev     int64
+	clean   int64 // no object of a placed kind was deleted in (clean, rev]
+	on      []string
+	changed []string
+	kept    int64
+	// gone are, of keys (the keys of the placed kinds at from, when
+	// given), those deleted since or created again.
+	gone []string
+}
+
+func (h *hub) resumeView(ck string, from int64, keysAtFrom []string) resumeView {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := resumeView{rev: h.rev, clean: h.clean}
+	for qk := range h.pl.on[ck] {
+		v.on = append(v.on, qk)
+	}
+	for qk, p := range h.pl.byKey {
+		if p.create <= from {
+			v.kept++
+		}
+		if p.mod > from && !p.on(ck) {
+			v.changed = append(v.changed, qk)
+		}
+	}
+	for _, qk := range keysAtFrom {
+		if p, ok := h.pl.byKey[qk]; !ok || p.create > from {
+			v.gone = append(v.gone, qk)
+		}
+	}
+	return v
+}
+
+// markClean records that no object of a placed kind was deleted in (from,
+// rev] (a resumed sync counted the keys at from): unless the hub has
+// dispatched a delete past rev since, later resumed syncs from from or
+// later need not count them again.
+func (h *hub) markClean(from, rev int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lastDel <= rev {
+		h.clean = min(h.clean, from)
 	}
 }
 

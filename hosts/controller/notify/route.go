@@ -19,12 +19,69 @@ func sessionRoutes(cloudlet *edgeproto.CloudletKey) []string {
 	return []string{allRoute, cloudletRoute(cloudletKeyString(cloudlet)), orgRoute(cloudlet.GetOrganization())}
 }
 
-// placements records, for the objects of placed kinds, the cloudlets each
-// sits on (by queue key; one for most kinds, those of its entries for a
-// kind spread over cloudlets), so that a change moving an object, or
-// deleting it, reaches the sessions of the cloudlets it leaves. Only the
-// hub's goroutine uses it.
-type placements map[string][]string
+// placements records every object of the placed kinds: the cloudlets it
+// sits on (none, one, or for a kind spread over cloudlets those of its
+// entries) and its create and mod revisions, and, by cloudlet, the objects
+// on it. A change moving an object, or deleting it, reaches the sessions
+// of the cloudlets it leaves; a session's initial sync reads only the
+// objects on its cloudlet. The hub's goroutine changes it with hub.mu
+// held; sessions read it with hub.mu held.
+type placements struct {
+	byKey map[string]placed              // queue key -> where it is
+	on    map[string]map[string]struct{} // cloudlet key string -> queue keys on it
+}
+
+// placed is where one object is and its revisions.
+type placed struct {
+	cloudlets   []string // distinct
+	create, mod int64
+}
+
+// on says whether the object is on cloudlet ck.
+func (p placed) on(ck string) bool { return slices.Contains(p.cloudlets, ck) }
+
+func newPlacements() *placements {
+	return &placements{byKey: map[string]placed{}, on: map[string]map[string]struct{}{}}
+}
+
+// set records the object of queue key qk as placed p.
+func (pl *placements) set(qk string, p placed) {
+	if old, ok := pl.byKey[qk]; ok {
+		for _, ck := range old.cloudlets {
+			if !p.on(ck) {
+				pl.unindex(qk, ck)
+			}
+		}
+	}
+	pl.byKey[qk] = p
+	for _, ck := range p.cloudlets {
+		set := pl.on[ck]
+		if set == nil {
+			set = map[string]struct{}{}
+			pl.on[ck] = set
+		}
+		set[qk] = struct{}{}
+	}
+}
+
+// drop forgets the object of queue key qk.
+func (pl *placements) drop(qk string) {
+	if old, ok := pl.byKey[qk]; ok {
+		for _, ck := range old.cloudlets {
+			pl.unindex(qk, ck)
+		}
+		delete(pl.byKey, qk)
+	}
+}
+
+func (pl *placements) unindex(qk, cloudlet string) {
+	if set := pl.on[cloudlet]; set != nil {
+		delete(set, qk)
+		if len(set) == 0 {
+			delete(pl.on, cloudlet)
+		}
+	}
+}
 
 // route says which sessions a change of a kind concerns.
 type route struct {
@@ -34,22 +91,25 @@ type route struct {
 	placed bool
 	// keys returns the routing keys of the sessions the change of the
 	// object of key concerns; obj is the object, or for a delete the
-	// object carrying only its key.
-	keys func(pl placements, kind, key string, obj proto.Message, del bool) []string
+	// object carrying only its key; create and mod are the object's
+	// revisions.
+	keys func(pl *placements, kind, key string, obj proto.Message, del bool, create, mod int64) []string
 }
 
 // routeAll sends every change of the kind to every session.
-var routeAll = route{keys: func(placements, string, string, proto.Message, bool) []string { return []string{allRoute} }}
+var routeAll = route{keys: func(*placements, string, string, proto.Message, bool, int64, int64) []string {
+	return []string{allRoute}
+}}
 
 // routeOwnCloudlet sends a cloudlet's changes to the cloudlet's session.
-var routeOwnCloudlet = route{keys: func(_ placements, _, key string, _ proto.Message, _ bool) []string {
+var routeOwnCloudlet = route{keys: func(_ *placements, _, key string, _ proto.Message, _ bool, _, _ int64) []string {
 	return []string{cloudletRoute(key)}
 }}
 
 // routeOrganization sends the changes of an object to the sessions of the
 // cloudlets of the organization org names (part of the object's key).
 func routeOrganization[T proto.Message](org func(T) string) route {
-	return route{keys: func(_ placements, _, _ string, obj proto.Message, _ bool) []string {
+	return route{keys: func(_ *placements, _, _ string, obj proto.Message, _ bool, _, _ int64) []string {
 		o, ok := obj.(T)
 		if !ok {
 			return nil
@@ -63,31 +123,12 @@ func routeOrganization[T proto.Message](org func(T) string) route {
 // cloudlet and, when the change moved or deleted it, to that of the
 // cloudlet it was on.
 func routePlaced[T proto.Message](where func(T) *edgeproto.CloudletKey) route {
-	return route{placed: true, keys: func(pl placements, kind, key string, obj proto.Message, del bool) []string {
-		qk := qkey(kind, key)
-		var was string
-		had := len(pl[qk]) > 0
-		var out []string
-		if had {
-			was = pl[qk][0]
-			out = append(out, cloudletRoute(was))
+	return routeSpread(func(o T) []*edgeproto.CloudletKey {
+		if cl := where(o); cl != nil {
+			return []*edgeproto.CloudletKey{cl}
 		}
-		o, ok := obj.(T)
-		if del || !ok || where(o) == nil {
-			delete(pl, qk)
-			return out
-		}
-		now := cloudletKeyString(where(o))
-		if had {
-			pl[qk][0] = now // no allocation for an object that stays placed
-		} else {
-			pl[qk] = []string{now}
-		}
-		if !had || was != now {
-			out = append(out, cloudletRoute(now))
-		}
-		return out
-	}}
+		return nil
+	})
 }
 
 // routeSpread sends the changes of an object with entries on several
@@ -96,31 +137,34 @@ func routePlaced[T proto.Message](where func(T) *edgeproto.CloudletKey) route {
 // before the change, so that a cloudlet whose last entry went is sent the
 // change that removed it.
 func routeSpread[T proto.Message](where func(T) []*edgeproto.CloudletKey) route {
-	return route{placed: true, keys: func(sp placements, kind, key string, obj proto.Message, del bool) []string {
+	return route{placed: true, keys: func(pl *placements, kind, key string, obj proto.Message, del bool, create, mod int64) []string {
 		qk := qkey(kind, key)
-		var out, now []string
-		seen := map[string]bool{}
-		for _, ck := range sp[qk] {
-			seen[ck] = true
+		old := pl.byKey[qk]
+		out := make([]string, 0, len(old.cloudlets)+1)
+		for _, ck := range old.cloudlets {
 			out = append(out, cloudletRoute(ck))
 		}
-		if o, ok := obj.(T); ok && !del {
+		if del {
+			pl.drop(qk)
+			return out
+		}
+		var now []string
+		if o, ok := obj.(T); ok {
 			for _, k := range where(o) {
 				ck := cloudletKeyString(k)
-				if !slices.Contains(now, ck) {
-					now = append(now, ck)
+				if slices.Contains(now, ck) {
+					continue
 				}
-				if !seen[ck] {
-					seen[ck] = true
+				now = append(now, ck)
+				if !old.on(ck) {
 					out = append(out, cloudletRoute(ck))
 				}
 			}
 		}
-		if len(now) == 0 {
-			delete(sp, qk)
-		} else {
-			sp[qk] = now
+		if slices.Equal(now, old.cloudlets) {
+			now = old.cloudlets // no allocation kept for an object that stays placed
 		}
+		pl.set(qk, placed{cloudlets: now, create: create, mod: mod})
 		return out
 	}}
 }

@@ -69,7 +69,7 @@ func TestExceptionChangesAreHandedOnlyToTheirCloudletsSessions(t *testing.T) {
 			ev.Type = clientv3.EventTypeDelete
 		}
 		ev.Kv = resp.Kvs[0]
-		h.dispatch(ev)
+		h.dispatch([]*clientv3.Event{ev})
 	}
 	flavors := store.NewKind[*edgeproto.Flavor](st)
 	if _, err := flavors.Put(ctx0, &edgeproto.Flavor{Key: &edgeproto.FlavorKey{Name: "f"}}); err != nil {

@@ -10,12 +10,10 @@ import (
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/internal/notify"
-	"github.com/edgekit/edgekit/internal/store"
 	notifyv1 "github.com/edgekit/edgekit/proto/edgekit/notify/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
@@ -32,6 +30,7 @@ type session struct {
 	log      *slog.Logger
 	q        *notify.Queue[*notifyv1.ConnectResponse]
 	routes   []string // the routing keys the hub hands changes by
+	hub      *hub     // the hub the session joined
 	resumeAt int64    // the Hello's resume_revision
 	// endSync releases the session's admission slot; the sender calls it
 	// once the SyncEnd is sent.
@@ -75,6 +74,7 @@ func (s *session) run() error {
 	if err != nil {
 		return err
 	}
+	s.hub = h
 	defer s.srv.leave(h, s)
 	rev, n, resumed, err := s.initialSync()
 	if err != nil {
@@ -142,53 +142,19 @@ func (s *session) initialSync() (rev int64, n int, resumed bool, err error) {
 
 // sync reads what the CRM needs at one revision and queues it between a
 // SyncStart and a SyncEnd; it returns the revision and how many objects it
-// queued.
+// queued. It reads the revision the hub reached, and of the kinds placed on
+// cloudlets only the objects the hub places on the session's cloudlet, so
+// that a sync costs what the cloudlet holds, not what the region does.
 func (s *session) sync() (int64, int, error) {
-	k := s.srv.kinds
-	var (
-		settings *edgeproto.Settings
-		flavors  []*edgeproto.Flavor
-		cloudlet *edgeproto.Cloudlet
-		found    bool
-		policies []*edgeproto.TrustPolicy
-		apps     []*edgeproto.App
-		clusters []*edgeproto.ClusterInst
-		insts    []*edgeproto.AppInst
-		tpes     []*edgeproto.TrustPolicyException
-	)
-	rev, err := s.srv.cfg.Store.Txn(s.ctx, func(tx *store.Tx) (err error) {
-		val, _, err := tx.Get(k.settingsPath)
-		if err != nil {
-			return err
-		}
-		if settings, err = decodeSettings(val); err != nil {
-			return err
-		}
-		if cloudlet, found, err = k.cloudlets.TxGet(tx, s.ck); err != nil {
-			return err
-		}
-		if flavors, err = k.flavors.TxList(tx); err != nil {
-			return err
-		}
-		if policies, err = k.trustPolicies.TxList(tx); err != nil {
-			return err
-		}
-		if apps, err = k.apps.TxList(tx); err != nil {
-			return err
-		}
-		if clusters, err = k.clusters.TxList(tx); err != nil {
-			return err
-		}
-		if insts, err = k.appInsts.TxList(tx); err != nil {
-			return err
-		}
-		tpes, err = k.tpes.TxList(tx)
-		return err
-	})
+	if err := s.catchUp(); err != nil {
+		return 0, 0, err
+	}
+	rev, on := s.hub.onCloudlet(s.ck)
+	objs, err := s.readScoped(s.ctx, rev, on)
 	if err != nil {
 		return 0, 0, err
 	}
-	if !found {
+	if !hasCloudlet(objs, s.srv.kinds, s.ck) {
 		return 0, 0, errCloudletGone(s.ck)
 	}
 	ka := durationpb.New(s.srv.cfg.KeepaliveInterval)
@@ -197,28 +163,8 @@ func (s *session) sync() (int64, int, error) {
 		return 0, 0, errQueueFull
 	}
 	var changes []change
-	add := func(d *kindDef, key string, obj proto.Message, modRev int64) {
-		changes = append(changes, s.scope.put(d, key, obj, modRev)...)
-	}
-	changes = append(changes, s.scope.putChange(settingsName, "", settings, rev))
-	for _, o := range flavors {
-		add(k.byName[k.flavors.Name()], o.GetKeyString(), o, rev)
-	}
-	add(k.byName[k.cloudlets.Name()], s.ck, cloudlet, rev)
-	for _, o := range policies {
-		add(k.byName[k.trustPolicies.Name()], o.GetKeyString(), o, rev)
-	}
-	for _, o := range apps {
-		add(k.byName[k.apps.Name()], o.GetKeyString(), o, rev)
-	}
-	for _, o := range clusters {
-		add(k.byName[k.clusters.Name()], o.GetKeyString(), o, rev)
-	}
-	for _, o := range insts {
-		add(k.byName[k.appInsts.Name()], o.GetKeyString(), o, rev)
-	}
-	for _, o := range tpes {
-		add(k.byName[k.tpes.Name()], o.GetKeyString(), o, rev)
+	for _, o := range objs {
+		changes = append(changes, feed(s.scope, o, rev)...)
 	}
 	if !s.put(true, changes...) {
 		return 0, 0, errQueueFull
@@ -228,6 +174,25 @@ func (s *session) sync() (int64, int, error) {
 		return 0, 0, errQueueFull
 	}
 	return rev, len(changes), nil
+}
+
+// hubCatchUpTimeout bounds the wait for the hub to reach the revision of
+// the session's cloudlet.
+const hubCatchUpTimeout = 10 * time.Second
+
+// catchUp waits until the hub has dispatched the last change of the
+// session's cloudlet, so that a sync at the hub's revision sees the
+// cloudlet as the CRM's Hello did (a cloudlet created just before its CRM
+// connects, while the hub's watch lags).
+func (s *session) catchUp() error {
+	resp, err := s.srv.cfg.Store.Client().Get(s.ctx, s.srv.kinds.cloudlets.Path(s.ck))
+	if err != nil {
+		return err
+	}
+	if len(resp.Kvs) == 0 {
+		return errCloudletGone(s.ck)
+	}
+	return s.hub.waitRev(s.ctx, resp.Kvs[0].ModRevision, hubCatchUpTimeout)
 }
 
 // deliver is how the hub hands the session a change it concerns: queued
