@@ -16,8 +16,19 @@
 // directory trusts the same authority; creation takes an advisory lock
 // (flock) on the directory, so processes starting together do not create
 // two authorities. A leaf is issued again when it has expired, expires
-// within a tenth of its validity, was issued by another authority, or lacks
-// a name or address the caller asks for.
+// within a tenth of its validity (or LeafOptions.MinRemaining), is valid
+// for longer than asked, was issued by another authority, or lacks a name
+// or address the caller asks for.
+//
+// # Renewal
+//
+// Leaves live a day unless asked otherwise (DefaultLeafValidity). A
+// long-running party holds its certificate in a Renewer (CA.Renewer for a
+// leaf of the authority, FileRenewer for PEM files made by other means)
+// and runs its Start: the leaf is issued again before it expires, or the
+// files reloaded when they change, and the bundle's TLS configurations
+// present the current certificate on each new handshake (GetCertificate,
+// GetClientCertificate) while established connections go on.
 //
 // # Identity
 //

@@ -19,8 +19,17 @@ import (
 )
 
 // DefaultLeafValidity is how long a leaf is valid when LeafOptions does not
-// say.
-const DefaultLeafValidity = 365 * 24 * time.Hour
+// say: a day, so that a leaked key is of use for a day at most. Hosts renew
+// their own leaves before they expire (see Renewer).
+const DefaultLeafValidity = 24 * time.Hour
+
+// LongLeafValidity is the validity of leaves that are read from files by
+// software that reloads them but does not renew them (the embedded etcd's).
+const LongLeafValidity = 365 * 24 * time.Hour
+
+// maxBackdate is how far before its issue a leaf's NotBefore is set, to
+// tolerate clocks that lag; at most a tenth of the leaf's validity.
+const maxBackdate = time.Minute
 
 // LeafOptions adds to what every leaf carries.
 type LeafOptions struct {
@@ -33,6 +42,17 @@ type LeafOptions struct {
 	URIs []*url.URL
 	// Validity of a newly issued leaf; DefaultLeafValidity when zero.
 	Validity time.Duration
+	// MinRemaining: a leaf on disk with less than this left before it
+	// expires is issued again (besides one within a tenth of its
+	// validity). Renewer sets it to half the validity.
+	MinRemaining time.Duration
+}
+
+func (o LeafOptions) validity() time.Duration {
+	if o.Validity <= 0 {
+		return DefaultLeafValidity
+	}
+	return o.Validity
 }
 
 var (
@@ -83,8 +103,13 @@ func (ca *CA) Issue(name string, opts LeafOptions) (*Bundle, error) {
 // fits reports whether an existing leaf can be kept.
 func (ca *CA) fits(cert *x509.Certificate, name string, opts LeafOptions) bool {
 	now := time.Now()
-	margin := cert.NotAfter.Sub(cert.NotBefore) / 10
+	margin := max(cert.NotAfter.Sub(cert.NotBefore)/10, opts.MinRemaining)
 	if cert.Subject.CommonName != name || now.Add(margin).After(cert.NotAfter) || now.Before(cert.NotBefore) {
+		return false
+	}
+	// A leaf valid for longer than asked (issued before the validity was
+	// shortened) is replaced by a shorter one.
+	if cert.NotAfter.After(now.Add(opts.validity() + maxBackdate)) {
 		return false
 	}
 	if _, err := cert.Verify(x509.VerifyOptions{Roots: ca.pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
@@ -132,16 +157,13 @@ func (ca *CA) issue(certPath, keyPath, name string, opts LeafOptions) (*x509.Cer
 	if err != nil {
 		return nil, nil, err
 	}
-	validity := opts.Validity
-	if validity <= 0 {
-		validity = DefaultLeafValidity
-	}
+	validity := opts.validity()
 	dns, ips := sans(name, opts)
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
 		Subject:      pkix.Name{CommonName: name, Organization: []string{"edgekit"}},
-		NotBefore:    now.Add(-time.Minute),
+		NotBefore:    now.Add(-min(maxBackdate, validity/10)),
 		NotAfter:     now.Add(validity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
