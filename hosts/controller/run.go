@@ -464,9 +464,11 @@ func httpTLS(api *tls.Config) *tls.Config {
 	return cfg
 }
 
-// devControllerName is the name of the controller's certificate from the
-// development authority: the API serves it and the controller presents it
-// to the embedded etcd, where it is the etcd user "controller".
+// devControllerName is the Common Name of the controller's certificates
+// from the development authority: the API serves the one of that name
+// (renewed while the controller runs), and the controller presents its
+// etcd client certificate (files etcd.DevClientCertName, long-lived) to
+// the embedded etcd, where it is the etcd user "controller".
 const devControllerName = "controller"
 
 // background runs functions until ctx ends or stop is called; stop

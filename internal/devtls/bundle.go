@@ -38,9 +38,9 @@ func (b *Bundle) current() *tls.Certificate {
 // match the certificate, or a CA file without certificates, is an error
 // matching ErrInvalidFile.
 func LoadBundle(certFile, keyFile, caFile string) (*Bundle, error) {
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	cert, err := LoadKeyPair(certFile, keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("devtls: loading %s and %s: %w: %w", certFile, keyFile, ErrInvalidFile, err)
+		return nil, err
 	}
 	caPEM, err := os.ReadFile(caFile)
 	if err != nil {

@@ -58,6 +58,8 @@ type current struct {
 // leaf: one renewing it renews it for all, and each loads the newest.
 func (ca *CA) Renewer(name string, opts LeafOptions, log *slog.Logger) (*Renewer, error) {
 	opts.MinRemaining = max(opts.MinRemaining, opts.validity()/2)
+	// The holder renews the name: a leaf longer than it asks is replaced.
+	opts.ReplaceLonger = true
 	fetch := func(minRemaining time.Duration) (tls.Certificate, error) {
 		o := opts
 		o.MinRemaining = max(o.MinRemaining, minRemaining)
@@ -80,11 +82,7 @@ func FileRenewer(certFile, keyFile string, poll time.Duration, log *slog.Logger)
 		poll = DefaultPollInterval
 	}
 	fetch := func(time.Duration) (tls.Certificate, error) {
-		c, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return tls.Certificate{}, fmt.Errorf("devtls: loading %s and %s: %w: %w", certFile, keyFile, ErrInvalidFile, err)
-		}
-		return c, nil
+		return LoadKeyPair(certFile, keyFile)
 	}
 	r, err := newRenewer(certFile, fetch, poll, false, log)
 	if err != nil {

@@ -179,7 +179,9 @@ func TestRenewerSharesLeafOfName(t *testing.T) {
 }
 
 // A leaf on disk valid for longer than asked (issued before the validity
-// was shortened) is replaced.
+// was shortened) is replaced when the holder asks (ReplaceLonger, as a
+// Renewer does), and kept otherwise: its files are rewritten only when
+// they must be.
 func TestIssueReplacesLongerLeaf(t *testing.T) {
 	t.Parallel()
 	ca, err := devtls.OpenCA(t.TempDir())
@@ -190,12 +192,19 @@ func TestIssueReplacesLongerLeaf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	short, err := ca.Issue("n", devtls.LeafOptions{Validity: time.Hour})
+	kept, err := ca.Issue("n", devtls.LeafOptions{Validity: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !kept.Certificate.Leaf.Equal(long.Certificate.Leaf) {
+		t.Fatal("a leaf that fits was issued again because it is valid for longer than asked, without ReplaceLonger")
+	}
+	short, err := ca.Issue("n", devtls.LeafOptions{Validity: time.Hour, ReplaceLonger: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if short.Certificate.Leaf.Equal(long.Certificate.Leaf) {
-		t.Fatal("a leaf valid for a year was kept when an hour was asked")
+		t.Fatal("a leaf valid for a year was kept when an hour was asked with ReplaceLonger")
 	}
 	if time.Until(short.Certificate.Leaf.NotAfter) > time.Hour {
 		t.Errorf("new leaf expires at %v, want within an hour", short.Certificate.Leaf.NotAfter)
