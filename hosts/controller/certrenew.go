@@ -51,20 +51,27 @@ func ParseCertRenewal(v []byte) (CertRenewal, error) {
 // validity from now, so that a replica's certificate is renewed at about
 // half its life and never within a quarter of its expiry while the
 // controller runs.
+//
+// It writes the request only when it is due (the stored one, written a
+// quarter of validity ago or more, or none): a controller started again
+// soon after it stopped writes nothing at its start. A write there would
+// move the store's revision past what the controller's caches have seen
+// with no event of theirs, and a Show waiting for its cache to catch up
+// then depends on a progress notification that etcd sends no watch stream
+// while one of its watchers starts past the current revision.
 func tellCCRMsToRenew(ctx context.Context, cli *clientv3.Client, region string, validity time.Duration, log *slog.Logger) {
 	key := CertRenewalKey(region)
 	interval := max(validity/4, 100*time.Millisecond)
 	for {
-		v, err := json.Marshal(CertRenewal{ExpiringBefore: time.Now().Add(validity / 2).UTC()})
-		if err == nil {
-			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			_, err = cli.Put(pctx, key, string(v))
-			cancel()
-		}
-		if err != nil && ctx.Err() == nil {
+		wait, wrote, err := askCCRMsToRenew(ctx, cli, key, validity, interval)
+		switch {
+		case err != nil && ctx.Err() == nil:
 			log.Warn("telling the CCRM replicas to renew their certificates", slog.Any("err", err))
+			wait = min(interval, 10*time.Second)
+		case err == nil && !wrote:
+			log.Debug("the CCRM replicas' renewal request is still current", slog.Duration("next_in", wait))
 		}
-		t := time.NewTimer(interval)
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -72,6 +79,37 @@ func tellCCRMsToRenew(ctx context.Context, cli *clientv3.Client, region string, 
 		case <-t.C:
 		}
 	}
+}
+
+// askCCRMsToRenew writes a renewal request at key unless the stored one
+// is recent enough; it returns how long to wait before looking again and
+// whether it wrote.
+func askCCRMsToRenew(ctx context.Context, cli *clientv3.Client, key string, validity, interval time.Duration) (time.Duration, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := cli.Get(ctx, key)
+	if err != nil {
+		return 0, false, err
+	}
+	now := time.Now()
+	if len(resp.Kvs) == 1 {
+		// A request written at t names t+validity/2; the next one is due
+		// a quarter of validity after it.
+		if cur, err := ParseCertRenewal(resp.Kvs[0].Value); err == nil {
+			due := cur.ExpiringBefore.Add(-validity / 4)
+			if due.After(now) && due.Sub(now) <= interval {
+				return due.Sub(now), false, nil
+			}
+		}
+	}
+	v, err := json.Marshal(CertRenewal{ExpiringBefore: now.Add(validity / 2).UTC()})
+	if err != nil {
+		return 0, false, err
+	}
+	if _, err := cli.Put(ctx, key, string(v)); err != nil {
+		return 0, false, err
+	}
+	return interval, true, nil
 }
 
 // devServerTLS returns the controller's server configuration and the Renewer of its
