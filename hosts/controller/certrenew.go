@@ -52,24 +52,27 @@ func ParseCertRenewal(v []byte) (CertRenewal, error) {
 // half its life and never within a quarter of its expiry while the
 // controller runs.
 //
-// It writes the request only when it is due (the stored one, written a
-// quarter of validity ago or more, or none): a controller started again
-// soon after it stopped writes nothing at its start. A write there would
-// move the store's revision past what the controller's caches have seen
-// with no event of theirs, and a Show waiting for its cache to catch up
-// then depends on a progress notification that etcd sends no watch stream
-// while one of its watchers starts past the current revision.
+// It never writes at the controller's start: the first request is due a
+// quarter of validity after the last stored one, or after the start when
+// there is none or it is overdue (replicas renew on their own schedule
+// meanwhile). A write as the controller starts moves the store's revision
+// past what some of its caches have seen with no event of theirs, while
+// others start watching past it, and a Show waiting for a cache to catch
+// up then depends on a progress notification that etcd sends no watch
+// stream while one of its watchers starts past the current revision: on
+// a quiet region, nothing came before the Show's deadline. After that, it
+// writes the request only when it is due.
 func tellCCRMsToRenew(ctx context.Context, cli *clientv3.Client, region string, validity time.Duration, log *slog.Logger) {
 	key := CertRenewalKey(region)
 	interval := max(validity/4, 100*time.Millisecond)
-	for {
-		wait, wrote, err := askCCRMsToRenew(ctx, cli, key, validity, interval)
+	for first := true; ; first = false {
+		wait, wrote, err := askCCRMsToRenew(ctx, cli, key, validity, interval, !first)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.Warn("telling the CCRM replicas to renew their certificates", slog.Any("err", err))
 			wait = min(interval, 10*time.Second)
 		case err == nil && !wrote:
-			log.Debug("the CCRM replicas' renewal request is still current", slog.Duration("next_in", wait))
+			log.Debug("the CCRM replicas' renewal request is not due", slog.Bool("start", first), slog.Duration("next_in", wait))
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -81,10 +84,12 @@ func tellCCRMsToRenew(ctx context.Context, cli *clientv3.Client, region string, 
 	}
 }
 
-// askCCRMsToRenew writes a renewal request at key unless the stored one
-// is recent enough; it returns how long to wait before looking again and
-// whether it wrote.
-func askCCRMsToRenew(ctx context.Context, cli *clientv3.Client, key string, validity, interval time.Duration) (time.Duration, bool, error) {
+// askCCRMsToRenew writes a renewal request at key when the stored one is
+// due (a quarter of validity old, unreadable, or absent) and write is set;
+// it returns how long to wait before looking again (interval after a
+// write, or when the request is due but was not written) and whether it
+// wrote.
+func askCCRMsToRenew(ctx context.Context, cli *clientv3.Client, key string, validity, interval time.Duration, write bool) (time.Duration, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	resp, err := cli.Get(ctx, key)
@@ -101,6 +106,9 @@ func askCCRMsToRenew(ctx context.Context, cli *clientv3.Client, key string, vali
 				return due.Sub(now), false, nil
 			}
 		}
+	}
+	if !write {
+		return interval, false, nil
 	}
 	v, err := json.Marshal(CertRenewal{ExpiringBefore: now.Add(validity / 2).UTC()})
 	if err != nil {

@@ -15,91 +15,90 @@ import (
 	"github.com/edgekit/edgekit/internal/testenv/logbuf"
 )
 
-// The CCRM renewal request is written when it is due only: a controller
-// started again soon after it stopped writes nothing at its start (a
-// write there moved the store's revision past its caches' with no event of
+// The CCRM renewal request is never written at the controller's start,
+// whether there is none yet, a current one or an overdue one (a write
+// there moved the store's revision past its caches' with no event of
 // theirs, and a Show right after the start waited on the caches until its
-// deadline); one whose request is a quarter of validity old writes it
-// again.
-func TestTellCCRMsToRenewWritesOnlyWhenDue(t *testing.T) {
+// deadline); while the controller runs, it is written when due.
+func TestTellCCRMsToRenewNotAtStart(t *testing.T) {
 	t.Parallel()
 	cli := etcdtest.New(t).Client()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	const validity = time.Hour
 	key := CertRenewalKey("r1")
 	var logs logbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	start := func() (stop func()) {
+	start := func(validity time.Duration) (stop func()) {
 		rctx, cancel := context.WithCancel(ctx)
 		var wg sync.WaitGroup
 		wg.Go(func() { tellCCRMsToRenew(rctx, cli, "r1", validity, log) })
 		return func() { cancel(); wg.Wait() }
 	}
-	stored := func() (CertRenewal, int64) {
+	put := func(expiringBefore time.Time) {
 		t.Helper()
+		v, err := json.Marshal(CertRenewal{ExpiringBefore: expiringBefore})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cli.Put(ctx, key, string(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const validity = time.Hour
+	for _, c := range []struct {
+		name   string
+		before func()
+	}{
+		{"no request yet", func() {}},
+		{"a current request", func() { put(time.Now().Add(validity / 2)) }},
+		{"an overdue request", func() { put(time.Now().Add(-validity)) }},
+	} {
+		c.before()
 		resp, err := cli.Get(ctx, key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(resp.Kvs) == 0 {
-			return CertRenewal{}, 0
+		w := cli.Watch(ctx, key, clientv3.WithRev(resp.Header.Revision+1))
+		looks := strings.Count(logs.String(), "start=true")
+		stop := start(validity)
+		for done := false; !done; {
+			select {
+			case resp := <-w:
+				if len(resp.Events) > 0 {
+					t.Fatalf("%s: the request was written at the controller's start", c.name)
+				}
+			case <-time.After(20 * time.Millisecond):
+				done = strings.Count(logs.String(), "start=true") > looks
+			case <-ctx.Done():
+				t.Fatalf("%s: neither a write nor the start's look; log:\n%s", c.name, logs.String())
+			}
 		}
-		r, err := ParseCertRenewal(resp.Kvs[0].Value)
+		stop()
+	}
+
+	// Running, with a validity of a fraction of a second: the overdue
+	// request is written again, naming half a validity ahead.
+	const short = 400 * time.Millisecond
+	stop := start(short)
+	defer stop()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := cli.Get(ctx, key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r, resp.Kvs[0].ModRevision
-	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; log:\n%s", what, logs.String())
+		if len(resp.Kvs) == 1 {
+			r, err := ParseCertRenewal(resp.Kvs[0].Value)
+			if err != nil {
+				t.Fatal(err)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-
-	// First start: no request yet, one is written.
-	stop := start()
-	waitFor("the first request", func() bool { _, rev := stored(); return rev != 0 })
-	stop()
-	first, rev := stored()
-	if left := time.Until(first.ExpiringBefore); left < validity/2-time.Minute || left > validity/2 {
-		t.Errorf("the request names %v, want half a validity ahead", first.ExpiringBefore)
-	}
-
-	// Started again: the request is current, nothing is written.
-	w := cli.Watch(ctx, key, clientv3.WithRev(rev+1))
-	stop = start()
-	for done := false; !done; {
-		select {
-		case resp := <-w:
-			if len(resp.Events) > 0 {
-				t.Fatalf("the request was written again at a start %v after the last one", time.Since(first.ExpiringBefore.Add(-validity/2)).Round(time.Millisecond))
+			if r.ExpiringBefore.After(time.Now().Add(-validity / 2)) {
+				break
 			}
-		case <-time.After(20 * time.Millisecond):
-			done = strings.Contains(logs.String(), "renewal request is still current")
-		case <-ctx.Done():
-			t.Fatalf("neither a write nor a current request seen; log:\n%s", logs.String())
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the due request not written within 20s; log:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	stop()
-
-	// A request a quarter of validity old is due: written again.
-	old, err := json.Marshal(CertRenewal{ExpiringBefore: time.Now().Add(validity/4 - time.Minute)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cli.Put(ctx, key, string(old)); err != nil {
-		t.Fatal(err)
-	}
-	stop = start()
-	waitFor("the due request written", func() bool {
-		r, _ := stored()
-		return time.Until(r.ExpiringBefore) > validity/2-time.Minute
-	})
-	stop()
 }
