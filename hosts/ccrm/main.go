@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/internal/cmdutil"
+	"github.com/edgekit/edgekit/internal/devtls"
 )
 
 // TokenEnv is the environment variable a replica reads its CCRM token from
@@ -37,6 +38,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.Replica.ReplicaID, "replica-id", fmt.Sprintf("%s-%d", host, os.Getpid()), "name of this replica in its claims and logs")
 	fs.StringVar(&tokenFile, "token-file", "", "file holding a CCRM token of the controller (default: $"+TokenEnv+")")
 	fs.StringVar(&o.DevTLSDir, "dev-tls", "", "the controller's development authority (<controller data-dir>/tls): mutual TLS with a \"ccrm\" certificate it issues")
+	fs.DurationVar(&o.DevTLSValidity, "dev-tls-validity", devtls.DefaultLeafValidity, "with --dev-tls: validity of the replica's certificate (renewed when the controller asks, and at nine tenths of its life)")
 	fs.StringVar(&o.TLSCAFile, "tls-ca-file", "", "verify the controller against these authorities (PEM); turns TLS on")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", "", "client certificate (PEM) presented to the controller")
 	fs.StringVar(&o.TLSKeyFile, "tls-key-file", "", "key of --tls-cert-file (PEM)")
@@ -54,6 +56,9 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	hf.Register(fs)
 	if err := cmdutil.Parse(fs, args); err != nil {
 		return err
+	}
+	if o.DevTLSValidity <= 0 {
+		return fmt.Errorf("--dev-tls-validity %v: want a positive duration", o.DevTLSValidity)
 	}
 	if etcdEndpoints == "" {
 		return fmt.Errorf("--etcd-endpoints is required")

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/edgekit/edgekit/hosts/controller"
@@ -60,6 +62,12 @@ type Options struct {
 	// (<data-dir>/tls): the replica trusts its ca.crt and presents a
 	// certificate it issues to controller.CCRMCertName.
 	DevTLSDir string
+	// DevTLSValidity is the validity of the replica's certificate of the
+	// development authority; devtls.DefaultLeafValidity when zero. The
+	// replica renews it when the controller asks (see
+	// controller.CertRenewalKey), when it starts, and, should the
+	// controller not ask, at nine tenths of its life.
+	DevTLSValidity time.Duration
 	// TLSCAFile verifies the controller; TLSCertFile and TLSKeyFile are the
 	// replica's client certificate. Setting TLSCAFile turns TLS on.
 	TLSCAFile, TLSCertFile, TLSKeyFile string
@@ -76,6 +84,12 @@ type Options struct {
 type Running struct {
 	// MetricsAddr is the address of /metrics, or "".
 	MetricsAddr string
+	// Certificate renews the replica's client certificate, or is nil
+	// (no certificate, or one without renewal).
+	Certificate *devtls.Renewer
+	// RenewalsAsked counts the renewals the controller asked for that
+	// replaced the replica's certificate.
+	RenewalsAsked func() int64
 	// Replica is the running replica.
 	Replica *Replica
 }
@@ -97,7 +111,7 @@ func Run(ctx context.Context, o Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	creds, err := o.transport()
+	creds, renewer, err := o.transport(log)
 	if err != nil {
 		return err
 	}
@@ -139,7 +153,18 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	run := &Running{Replica: r}
+	run := &Running{Replica: r, Certificate: renewer, RenewalsAsked: func() int64 { return 0 }}
+	if renewer != nil {
+		bctx, cancel := context.WithCancel(ctx)
+		var asked atomic.Int64
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = renewer.Start(bctx) })
+		if o.DevTLSDir != "" {
+			wg.Go(func() { followCertRenewals(bctx, cli, o.Region, renewer, &asked, log) })
+		}
+		run.RenewalsAsked = asked.Load
+		defer func() { cancel(); wg.Wait() }()
+	}
 	var metricsSrv *http.Server
 	if o.MetricsListen != "" {
 		lis, err := net.Listen("tcp", o.MetricsListen)
@@ -190,48 +215,52 @@ func (o *Options) etcdClient() (etcd.ClientConfig, error) {
 	return cc, nil
 }
 
-// transport returns the credentials to reach the controller with.
-func (o *Options) transport() (credentials.TransportCredentials, error) {
+// transport returns the credentials to reach the controller with, and the
+// Renewer of the client certificate they present (nil without one).
+func (o *Options) transport(log *slog.Logger) (credentials.TransportCredentials, *devtls.Renewer, error) {
 	switch {
 	case o.DevTLSDir != "" && (o.TLSCAFile != "" || o.TLSCertFile != ""):
-		return nil, errors.New("ccrm: a development authority and TLS files exclude each other")
+		return nil, nil, errors.New("ccrm: a development authority and TLS files exclude each other")
 	case o.DevTLSDir != "":
 		ca, err := devtls.OpenCA(o.DevTLSDir)
 		if err != nil {
-			return nil, fmt.Errorf("ccrm: dev TLS: %w", err)
+			return nil, nil, fmt.Errorf("ccrm: dev TLS: %w", err)
 		}
-		b, err := ca.Issue(controller.CCRMCertName, devtls.LeafOptions{})
+		r, err := ca.Renewer(controller.CCRMCertName, devtls.LeafOptions{Validity: o.DevTLSValidity}, log)
 		if err != nil {
-			return nil, fmt.Errorf("ccrm: dev TLS: %w", err)
+			return nil, nil, fmt.Errorf("ccrm: dev TLS: %w", err)
 		}
-		return credentials.NewTLS(b.ClientConfig()), nil
+		// The controller asks for renewals at about half the life; this is
+		// the fallback.
+		r.SetDue(0.9)
+		return credentials.NewTLS(r.Bundle(ca.Pool()).ClientConfig()), r, nil
 	case o.TLSCAFile != "":
 		if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
-			return nil, errors.New("ccrm: a TLS certificate file and key file go together")
+			return nil, nil, errors.New("ccrm: a TLS certificate file and key file go together")
 		}
 		if o.TLSCertFile == "" {
 			pem, err := os.ReadFile(o.TLSCAFile)
 			if err != nil {
-				return nil, fmt.Errorf("ccrm: %w", err)
+				return nil, nil, fmt.Errorf("ccrm: %w", err)
 			}
 			cfg := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: newPool(pem)}
 			if cfg.RootCAs == nil {
-				return nil, fmt.Errorf("ccrm: %s holds no PEM certificate", o.TLSCAFile)
+				return nil, nil, fmt.Errorf("ccrm: %s holds no PEM certificate", o.TLSCAFile)
 			}
-			return credentials.NewTLS(cfg), nil
+			return credentials.NewTLS(cfg), nil, nil
 		}
-		b, err := devtls.LoadBundle(o.TLSCertFile, o.TLSKeyFile, o.TLSCAFile)
+		b, err := devtls.LoadRenewingBundle(o.TLSCertFile, o.TLSKeyFile, o.TLSCAFile, 0, log)
 		if err != nil {
-			return nil, fmt.Errorf("ccrm: %w", err)
+			return nil, nil, fmt.Errorf("ccrm: %w", err)
 		}
-		return credentials.NewTLS(b.ClientConfig()), nil
+		return credentials.NewTLS(b.ClientConfig()), b.Renewer(), nil
 	case o.TLSCertFile != "":
-		return nil, errors.New("ccrm: a client certificate needs the authority of the controller's (TLS CA file)")
+		return nil, nil, errors.New("ccrm: a client certificate needs the authority of the controller's (TLS CA file)")
 	}
 	if host, _, err := net.SplitHostPort(o.Controller); err == nil && !isLoopback(host) {
-		return nil, fmt.Errorf("ccrm: controller %s is not on loopback: use TLS", o.Controller)
+		return nil, nil, fmt.Errorf("ccrm: controller %s is not on loopback: use TLS", o.Controller)
 	}
-	return insecure.NewCredentials(), nil
+	return insecure.NewCredentials(), nil, nil
 }
 
 func isLoopback(host string) bool {

@@ -33,7 +33,7 @@ func TestEtcdSetupOnAnExternalCluster(t *testing.T) {
 	srv := etcdtest.New(t, etcdtest.WithConfig(func(c *etcd.EmbedConfig) { c.ClientTLS = st }))
 	eps := srv.Embedded().Endpoints()
 	args := []string{"--etcd-endpoints", eps[0], "--region", "west", "--etcd-ca-file", filepath.Join(tlsDir, devtls.CACertFile),
-		"--etcd-cert-file", ca.CertPath("ctl"), "--etcd-key-file", ca.KeyPath("ctl"), "--ccrm-users", "c1", "--fluidos-nodes", "n1"}
+		"--etcd-cert-file", st.ClientCertFile, "--etcd-key-file", st.ClientKeyFile, "--ccrm-users", "c1", "--fluidos-nodes", "n1"}
 	for range 2 {
 		var out, errOut bytes.Buffer
 		if err := controller.EtcdSetupMain(context.Background(), args, &out, &errOut); err != nil {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -46,20 +47,25 @@ func (f *fluidosFlags) sources(log *slog.Logger) (srcs []ui.Source, closeAll fun
 	case !files && f.devTLS == "":
 		return nil, nil, errors.New("--fluidos-nodes needs the nodes' TLS: --fluidos-dev-tls DIR, or --fluidos-tls-cert-file, --fluidos-tls-key-file and --fluidos-tls-ca-file")
 	}
+	// The certificate is renewed (or its files reloaded) while the
+	// controller runs, for the connections it makes afresh.
 	var b *devtls.Bundle
 	if files {
-		b, err = devtls.LoadBundle(f.certFile, f.keyFile, f.caFile)
+		b, err = devtls.LoadRenewingBundle(f.certFile, f.keyFile, f.caFile, 0, log)
 	} else {
 		var ca *devtls.CA
+		var r *devtls.Renewer
 		if ca, err = devtls.OpenCA(f.devTLS); err == nil {
-			b, err = ca.Issue("admin", devtls.LeafOptions{})
+			if r, err = ca.Renewer("admin", devtls.LeafOptions{}, log); err == nil {
+				b = r.Bundle(ca.Pool())
+			}
 		}
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("--fluidos TLS: %w", err)
 	}
 	var conns []*grpc.ClientConn
-	closeAll = func() {
+	closeConns := func() {
 		for _, c := range conns {
 			_ = c.Close()
 		}
@@ -67,16 +73,20 @@ func (f *fluidosFlags) sources(log *slog.Logger) (srcs []ui.Source, closeAll fun
 	for _, a := range addrs {
 		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(credentials.NewTLS(b.ClientConfig())))
 		if err != nil {
-			closeAll()
+			closeConns()
 			return nil, nil, fmt.Errorf("--fluidos-nodes %s: %w", a, err)
 		}
 		conns = append(conns, conn)
 		src, err := fluidossource.New(fluidossource.Config{Conn: conn, Logger: log.With("fluidos_node", a)})
 		if err != nil {
-			closeAll()
+			closeConns()
 			return nil, nil, err
 		}
 		srcs = append(srcs, src)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = b.Renewer().Start(ctx) }()
+	closeAll = func() { closeConns(); cancel(); <-done }
 	return srcs, closeAll, nil
 }

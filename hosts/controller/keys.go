@@ -108,11 +108,12 @@ func keysMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		eps = []string{strings.TrimSpace(string(b))}
 		if caFile == "" && certFile == "" && keyFileEtcd == "" && strings.HasPrefix(eps[0], "https://") {
 			// A controller under --dev-tls: its etcd takes the
-			// controller's certificate of the development authority.
+			// controller's etcd client certificate of the development
+			// authority (certificate and key in one file).
 			tlsDir := filepath.Join(dataDir, "tls")
 			caFile = filepath.Join(tlsDir, "ca.crt")
-			certFile = filepath.Join(tlsDir, devControllerName+".crt")
-			keyFileEtcd = filepath.Join(tlsDir, devControllerName+".key")
+			certFile = filepath.Join(tlsDir, etcd.DevClientCertName(devControllerName)+".pem")
+			keyFileEtcd = certFile
 		}
 	}
 	cli, err := etcd.NewClient(etcd.ClientConfig{Endpoints: eps, CAFile: caFile, CertFile: certFile, KeyFile: keyFileEtcd})

@@ -8,11 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/edgekit/edgekit/internal/cmdutil"
+	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/internal/etcd"
 )
 
@@ -58,7 +60,8 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&ccrmUsers, "etcd-ccrm-users", DefaultEtcdCCRMUser, "comma-separated etcd users of the CCRM replicas (the Common Names of their etcd client certificates), when the embedded etcd authenticates")
 	var tlsCert, tlsKey, tlsClientCA string
 	fs.BoolVar(&o.DevTLS, "dev-tls", false, "serve TLS (the API, the status page and /metrics) with a local certificate authority created under <data-dir>/tls (clients trust <data-dir>/tls/ca.crt)")
-	fs.StringVar(&tlsCert, "tls-cert-file", "", "serve TLS with this certificate (PEM)")
+	fs.DurationVar(&o.DevTLSValidity, "dev-tls-validity", devtls.DefaultLeafValidity, "with --dev-tls: validity of the controller's certificate (renewed at two thirds of its life) and of the CCRM replicas' (the controller tells them to renew at half)")
+	fs.StringVar(&tlsCert, "tls-cert-file", "", "serve TLS with this certificate (PEM), reloaded when the files change")
 	fs.StringVar(&tlsKey, "tls-key-file", "", "key of --tls-cert-file (PEM)")
 	fs.StringVar(&tlsClientCA, "tls-client-ca-file", "", "verify client certificates, when given, against these authorities (PEM)")
 	fs.StringVar(&o.EncryptionKeyFile, "encryption-key-file", "",
@@ -82,14 +85,17 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if o.EtcdCCRMUsers == nil {
 		o.EtcdCCRMUsers = []string{}
 	}
-	if o.TLS, err = serverTLS(tlsCert, tlsKey, tlsClientCA); err != nil {
-		return err
+	if o.DevTLSValidity <= 0 {
+		return fmt.Errorf("--dev-tls-validity %v: want a positive duration", o.DevTLSValidity)
 	}
-	if o.TLS != nil && o.DevTLS {
+	if tlsCert != "" && o.DevTLS {
 		return fmt.Errorf("--dev-tls and --tls-cert-file exclude each other")
 	}
 	log, err := hf.Logger(stderr)
 	if err != nil {
+		return err
+	}
+	if o.TLS, o.TLSRenewer, err = serverTLS(tlsCert, tlsKey, tlsClientCA, log); err != nil {
 		return err
 	}
 	o.Logger = log
@@ -114,34 +120,35 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	return err
 }
 
-// serverTLS builds the API's TLS configuration from certificate files; nil
-// when none is given.
-func serverTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
+// serverTLS builds the API's TLS configuration from certificate files,
+// which the returned Renewer reloads when they change; nil when none is
+// given.
+func serverTLS(certFile, keyFile, clientCAFile string, log *slog.Logger) (*tls.Config, *devtls.Renewer, error) {
 	if certFile == "" && keyFile == "" {
 		if clientCAFile != "" {
-			return nil, fmt.Errorf("--tls-client-ca-file needs --tls-cert-file and --tls-key-file")
+			return nil, nil, fmt.Errorf("--tls-client-ca-file needs --tls-cert-file and --tls-key-file")
 		}
-		return nil, nil
+		return nil, nil, nil
 	}
 	if certFile == "" || keyFile == "" {
-		return nil, fmt.Errorf("--tls-cert-file and --tls-key-file go together")
+		return nil, nil, fmt.Errorf("--tls-cert-file and --tls-key-file go together")
 	}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	r, err := devtls.FileRenewer(certFile, keyFile, 0, log)
 	if err != nil {
-		return nil, fmt.Errorf("TLS certificate: %w", err)
+		return nil, nil, fmt.Errorf("TLS certificate: %w", err)
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.GetCertificate}
 	if clientCAFile != "" {
 		pem, err := os.ReadFile(clientCAFile)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-client-ca-file: %w", err)
+			return nil, nil, fmt.Errorf("--tls-client-ca-file: %w", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-client-ca-file %s holds no PEM certificate", clientCAFile)
+			return nil, nil, fmt.Errorf("--tls-client-ca-file %s holds no PEM certificate", clientCAFile)
 		}
 		cfg.ClientCAs = pool
 		cfg.ClientAuth = tls.VerifyClientCertIfGiven
 	}
-	return cfg, nil
+	return cfg, r, nil
 }

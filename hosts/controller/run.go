@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/edgekit/edgekit/atrest"
@@ -18,6 +19,7 @@ import (
 	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/internal/etcd"
 	"github.com/edgekit/edgekit/internal/store"
+	rmv1 "github.com/edgekit/edgekit/proto/edgekit/rm/v1"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -88,6 +90,14 @@ type Options struct {
 	// the controller with DataDir/tls/ca.crt; resource managers may present
 	// certificates of the same authority (they are verified when given).
 	DevTLS bool
+	// DevTLSValidity is the validity of the certificates the controller
+	// issues itself from the development authority (its own, renewed at
+	// two thirds of their life) and the horizon of its requests to the
+	// CCRM replicas to renew theirs; devtls.DefaultLeafValidity when zero.
+	DevTLSValidity time.Duration
+	// TLSRenewer, when set, renews the certificate TLS presents (a TLS
+	// built on its GetCertificate, see devtls.FileRenewer); Run runs it.
+	TLSRenewer *devtls.Renewer
 	// TokensFile lists the API's bearer tokens (see ParseTokens). Admin
 	// tokens are also read from DataDir/admin.token, created on the first
 	// start.
@@ -212,12 +222,30 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
+	var devCA *devtls.CA
+	if o.DevTLS {
+		if devCA, err = devtls.OpenCA(filepath.Join(o.DataDir, "tls")); err != nil {
+			return fmt.Errorf("controller: dev TLS: %w", err)
+		}
+	}
 	if o.DevTLS && o.TLS == nil {
-		cfg, err := devServerTLS(filepath.Join(o.DataDir, "tls"))
+		cfg, r, err := devServerTLS(devCA, o.DevTLSValidity, log)
 		if err != nil {
 			return fmt.Errorf("controller: dev TLS: %w", err)
 		}
-		o.TLS = cfg
+		o.TLS, o.TLSRenewer = cfg, r
+	}
+	bg, stopBackground := background(ctx)
+	defer stopBackground()
+	if o.TLSRenewer != nil {
+		bg(func(ctx context.Context) { _ = o.TLSRenewer.Start(ctx) })
+	}
+	if o.DevTLS {
+		validity := o.DevTLSValidity
+		if validity <= 0 {
+			validity = devtls.DefaultLeafValidity
+		}
+		bg(func(ctx context.Context) { tellCCRMsToRenew(ctx, cli, o.Region, validity, log) })
 	}
 	sopts := []grpc.ServerOption{
 		// CRMs keep their notify stream open for days: let their transport
@@ -230,9 +258,14 @@ func Run(ctx context.Context, o Options) error {
 	}
 	sopts = append(sopts, grpc.ChainUnaryInterceptor(space.unary), grpc.ChainStreamInterceptor(space.stream))
 	c, err := New(Config{Store: st, Tokens: tokens, Logger: log, Registerer: reg, ServerOptions: sopts, StopTimeout: o.StopTimeout,
-		SelfAuthenticated: []string{notify.ConnectMethod}})
+		SelfAuthenticated: []string{notify.ConnectMethod, RenewCertificateMethod}})
 	if err != nil {
 		return err
+	}
+	if devCA != nil {
+		// Hosts holding a certificate of the authority (not its key) renew
+		// it here, for their own identity only.
+		c.RegisterService(&rmv1.CertificateService_ServiceDesc, &certService{ca: devCA, validity: o.DevTLSValidity, log: log})
 	}
 	ncfg := o.Notify
 	ncfg.Store, ncfg.Backend, ncfg.Logger, ncfg.Registerer = st, c.NotifyBackend(), log, reg
@@ -431,25 +464,17 @@ func httpTLS(api *tls.Config) *tls.Config {
 	return cfg
 }
 
-// devControllerName is the name of the controller's certificate from the
-// development authority: the API serves it and the controller presents it
-// to the embedded etcd, where it is the etcd user "controller".
+// devControllerName is the Common Name of the controller's certificates
+// from the development authority: the API serves the one of that name
+// (renewed while the controller runs), and the controller presents its
+// etcd client certificate (files etcd.DevClientCertName, long-lived) to
+// the embedded etcd, where it is the etcd user "controller".
 const devControllerName = "controller"
 
-// devServerTLS opens (or creates) the development authority in dir and
-// returns the controller's server configuration: it presents the
-// "controller" certificate and verifies client certificates when given,
-// since users authenticate by token and resource managers by certificate.
-func devServerTLS(dir string) (*tls.Config, error) {
-	ca, err := devtls.OpenCA(dir)
-	if err != nil {
-		return nil, err
-	}
-	b, err := ca.Issue(devControllerName, devtls.LeafOptions{})
-	if err != nil {
-		return nil, err
-	}
-	cfg := b.ServerConfig()
-	cfg.ClientAuth = tls.VerifyClientCertIfGiven
-	return cfg, nil
+// background runs functions until ctx ends or stop is called; stop
+// returns once they all have.
+func background(ctx context.Context) (run func(func(context.Context)), stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	return func(f func(context.Context)) { wg.Go(func() { f(ctx) }) }, func() { cancel(); wg.Wait() }
 }

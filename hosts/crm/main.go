@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/internal/cmdutil"
+	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/platforms"
 )
 
@@ -50,14 +51,19 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.StateDir, "state-dir", "", "directory for the platform's state (default: the platform's own)")
 	fs.StringVar(&o.MetricsListen, "metrics-listen", "127.0.0.1:55003", "address of /metrics (empty: none)")
 	fs.StringVar(&o.DevTLSDir, "dev-tls", "", "mutual TLS with the development authority in this directory (the controller's <data-dir>/tls)")
+	fs.DurationVar(&o.DevTLSValidity, "dev-tls-validity", devtls.DefaultLeafValidity, "with --dev-tls: validity of the CRM's certificate, renewed at two thirds of its life")
 	fs.StringVar(&tlsFlags.CAFile, "tls-ca-file", "", "CA certificate the controller's certificate must chain to (enables TLS)")
-	fs.StringVar(&tlsFlags.CertFile, "tls-cert-file", "", "client certificate, for mutual TLS (PEM)")
+	fs.StringVar(&tlsFlags.CertFile, "tls-cert-file", "", "client certificate, for mutual TLS (PEM), reloaded when the files change")
 	fs.StringVar(&tlsFlags.KeyFile, "tls-key-file", "", "key of --tls-cert-file (PEM)")
+	fs.BoolVar(&o.RenewFromController, "tls-renew", false, "renew --tls-cert-file (a certificate of the controller's development authority) through the controller before it expires, writing the new certificate and key over --tls-cert-file and --tls-key-file")
 	fs.StringVar(&tlsFlags.ServerName, "tls-server-name", "", "name the controller's certificate must carry (default: the host of --controller)")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", 30*time.Second, "how long operations in flight may run after a stop signal")
 	hf.Register(fs)
 	if err := cmdutil.Parse(fs, args); err != nil {
 		return err
+	}
+	if o.DevTLSValidity <= 0 {
+		return fmt.Errorf("--dev-tls-validity %v: want a positive duration", o.DevTLSValidity)
 	}
 	if o.Cloudlet == "" {
 		return fmt.Errorf("--cloudlet is required")
@@ -76,6 +82,12 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		if o.TLS, err = tlsFlags.Config(); err != nil {
 			return err
+		}
+		if tlsFlags.CertFile != "" {
+			if o.TLSRenewer, err = devtls.FileRenewer(tlsFlags.CertFile, tlsFlags.KeyFile, 0, log); err != nil {
+				return err
+			}
+			o.TLS.Certificates, o.TLS.GetClientCertificate = nil, o.TLSRenewer.GetClientCertificate
 		}
 	}
 	defer hf.Done()

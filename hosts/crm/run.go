@@ -17,6 +17,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/controller/notify"
 	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/platforms"
+	rmv1 "github.com/edgekit/edgekit/proto/edgekit/rm/v1"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -52,6 +53,20 @@ type Options struct {
 	// certificate of it (named "crm-<organization>.<name>") and connects
 	// with mutual TLS, trusting that authority.
 	DevTLSDir string
+	// DevTLSValidity is the validity of the CRM's certificates of the
+	// development authority; devtls.DefaultLeafValidity when zero. The CRM
+	// renews its own at two thirds of its life.
+	DevTLSValidity time.Duration
+	// TLSRenewer, when set, renews the client certificate TLS presents (a
+	// TLS built on its GetClientCertificate, see devtls.FileRenewer); Run
+	// runs it.
+	TLSRenewer *devtls.Renewer
+	// RenewFromController renews the client certificate of TLSRenewer (a
+	// certificate of the controller's development authority, given without
+	// the authority's key) through the controller's CertificateService,
+	// for a new key each time, at two thirds of its life; a TLSRenewer over
+	// files has the renewed certificate and key written back to them.
+	RenewFromController bool
 	// MetricsListen serves /metrics on this address; "" serves none.
 	MetricsListen string
 	// Logger receives logs; nil discards.
@@ -70,6 +85,9 @@ type Running struct {
 	MetricsAddr string
 	// CRM is the running CRM.
 	CRM *CRM
+	// Certificate renews the CRM's client certificate, or is nil (no
+	// certificate, or one without renewal).
+	Certificate *devtls.Renewer
 }
 
 // ParseCloudletKey parses "<organization>/<name>".
@@ -146,9 +164,20 @@ func Run(ctx context.Context, o Options) error {
 		defer closer.Close()
 	}
 	if o.DevTLSDir != "" && o.TLS == nil {
-		if o.TLS, err = devClientTLS(o.DevTLSDir, key); err != nil {
+		if o.TLS, o.TLSRenewer, err = devClientTLS(o.DevTLSDir, key, o.DevTLSValidity, log); err != nil {
 			return fmt.Errorf("crm: dev TLS: %w", err)
 		}
+	}
+	if o.RenewFromController {
+		if err := o.renewFromController(log); err != nil {
+			return err
+		}
+	}
+	if o.TLSRenewer != nil {
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); _ = o.TLSRenewer.Start(rctx) }()
+		defer func() { cancel(); <-done }()
 	}
 	creds := insecure.NewCredentials()
 	if o.TLS != nil {
@@ -165,7 +194,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	run := &Running{CRM: c}
+	run := &Running{CRM: c, Certificate: o.TLSRenewer}
 	if o.MetricsListen != "" {
 		lis, err := net.Listen("tcp", o.MetricsListen)
 		if err != nil {
@@ -203,16 +232,50 @@ func loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// devClientTLS issues (once) the CRM's certificate from the development
-// authority in dir and returns the client configuration of mutual TLS.
-func devClientTLS(dir string, cloudlet *edgeproto.CloudletKey) (*tls.Config, error) {
+// devClientTLS gets the CRM's certificate from the development authority
+// in dir and returns the client configuration of mutual TLS, which
+// presents the current certificate of the returned Renewer on each
+// handshake.
+func devClientTLS(dir string, cloudlet *edgeproto.CloudletKey, validity time.Duration, log *slog.Logger) (*tls.Config, *devtls.Renewer, error) {
 	ca, err := devtls.OpenCA(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	b, err := ca.Issue(notify.CRMCertName(cloudlet), devtls.LeafOptions{})
+	r, err := ca.Renewer(notify.CRMCertName(cloudlet), devtls.LeafOptions{Validity: validity}, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return b.ClientConfig(), nil
+	return r.Bundle(ca.Pool()).ClientConfig(), r, nil
+}
+
+// renewFromController replaces o.TLSRenewer by one that renews its
+// certificate through the controller, over a new connection each time so
+// that the controller sees the current certificate.
+func (o *Options) renewFromController(log *slog.Logger) error {
+	if o.TLS == nil || o.TLSRenewer == nil || o.DevTLSDir != "" {
+		return fmt.Errorf("%w: renewing through the controller needs a client certificate given as files (not --dev-tls)", ErrConfig)
+	}
+	renew := func(ctx context.Context, csr []byte) ([]byte, error) {
+		conn, err := grpc.NewClient(o.Controller, grpc.WithTransportCredentials(credentials.NewTLS(o.TLS)))
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		resp, err := rmv1.NewCertificateServiceClient(conn).RenewCertificate(ctx, &rmv1.RenewCertificateRequest{Csr: csr})
+		if err != nil {
+			return nil, err
+		}
+		return resp.GetCertificate(), nil
+	}
+	r, err := devtls.RemoteRenewer(*o.TLSRenewer.Current(), renew, log)
+	if err != nil {
+		return fmt.Errorf("crm: %w", err)
+	}
+	if certFile, keyFile := o.TLSRenewer.Files(); certFile != "" {
+		r.PersistTo(certFile, keyFile)
+	}
+	cfg := o.TLS.Clone()
+	cfg.Certificates, cfg.GetClientCertificate = nil, r.GetClientCertificate
+	o.TLS, o.TLSRenewer = cfg, r
+	return nil
 }

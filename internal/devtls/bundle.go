@@ -4,7 +4,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"os"
+	"time"
 )
 
 // Bundle is what one party needs for mutual TLS: its certificate and the
@@ -14,6 +16,21 @@ type Bundle struct {
 	Certificate tls.Certificate
 	// Roots are the authorities peers' certificates must chain to.
 	Roots *x509.CertPool
+
+	renewer *Renewer
+}
+
+// Renewer is the Renewer of a bundle made by Renewer.Bundle, or nil: a
+// bundle without one presents Certificate for ever. Run its Start for the
+// certificate to be renewed.
+func (b *Bundle) Renewer() *Renewer { return b.renewer }
+
+// current is the certificate to present now.
+func (b *Bundle) current() *tls.Certificate {
+	if b.renewer != nil {
+		return b.renewer.Current()
+	}
+	return &b.Certificate
 }
 
 // LoadBundle reads a certificate and key (PEM, the key PKCS#8) and a file of
@@ -21,9 +38,9 @@ type Bundle struct {
 // match the certificate, or a CA file without certificates, is an error
 // matching ErrInvalidFile.
 func LoadBundle(certFile, keyFile, caFile string) (*Bundle, error) {
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	cert, err := LoadKeyPair(certFile, keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("devtls: loading %s and %s: %w: %w", certFile, keyFile, ErrInvalidFile, err)
+		return nil, err
 	}
 	caPEM, err := os.ReadFile(caFile)
 	if err != nil {
@@ -36,33 +53,62 @@ func LoadBundle(certFile, keyFile, caFile string) (*Bundle, error) {
 	return &Bundle{Certificate: cert, Roots: pool}, nil
 }
 
+// LoadRenewingBundle is LoadBundle whose certificate is reloaded from
+// certFile and keyFile when they change (see FileRenewer); run the
+// bundle's Renewer().Start for the reloading to happen.
+func LoadRenewingBundle(certFile, keyFile, caFile string, poll time.Duration, log *slog.Logger) (*Bundle, error) {
+	b, err := LoadBundle(certFile, keyFile, caFile)
+	if err != nil {
+		return nil, err
+	}
+	r, err := FileRenewer(certFile, keyFile, poll, log)
+	if err != nil {
+		return nil, err
+	}
+	return r.Bundle(b.Roots), nil
+}
+
 // Name is the Common Name of the bundle's certificate: the identity peers
 // see.
 func (b *Bundle) Name() string {
-	if b.Certificate.Leaf == nil {
+	c := b.current()
+	if c.Leaf == nil {
 		return ""
 	}
-	return b.Certificate.Leaf.Subject.CommonName
+	return c.Leaf.Subject.CommonName
 }
 
 // ServerConfig is a server configuration presenting the bundle's
-// certificate and requiring a client certificate that chains to Roots.
+// certificate and requiring a client certificate that chains to Roots. A
+// bundle with a Renewer presents its current certificate on each
+// handshake.
 func (b *Bundle) ServerConfig() *tls.Config {
-	return &tls.Config{
-		MinVersion:   tls.VersionTLS13,
-		Certificates: []tls.Certificate{b.Certificate},
-		ClientAuth:   tls.RequireAndVerifyClientCert,
-		ClientCAs:    b.Roots,
+	cfg := &tls.Config{
+		MinVersion: tls.VersionTLS13,
+		ClientAuth: tls.RequireAndVerifyClientCert,
+		ClientCAs:  b.Roots,
 	}
+	if b.renewer != nil {
+		cfg.GetCertificate = b.renewer.GetCertificate
+	} else {
+		cfg.Certificates = []tls.Certificate{b.Certificate}
+	}
+	return cfg
 }
 
 // ClientConfig is a client configuration presenting the bundle's
 // certificate and verifying the server's against Roots (and the name or
-// address dialled against its SANs).
+// address dialled against its SANs). A bundle with a Renewer presents its
+// current certificate on each handshake.
 func (b *Bundle) ClientConfig() *tls.Config {
-	return &tls.Config{
-		MinVersion:   tls.VersionTLS13,
-		Certificates: []tls.Certificate{b.Certificate},
-		RootCAs:      b.Roots,
+	cfg := &tls.Config{
+		MinVersion: tls.VersionTLS13,
+		RootCAs:    b.Roots,
 	}
+	if b.renewer != nil {
+		cfg.GetClientCertificate = b.renewer.GetClientCertificate
+	} else {
+		cfg.Certificates = []tls.Certificate{b.Certificate}
+	}
+	return cfg
 }

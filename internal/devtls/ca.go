@@ -80,6 +80,14 @@ func (ca *CA) CertPath(name string) string { return filepath.Join(ca.dir, name+"
 // KeyPath is the key file of the leaf issued to name.
 func (ca *CA) KeyPath(name string) string { return filepath.Join(ca.dir, name+".key") }
 
+// PairPath is the file holding both the certificate and the key of the
+// leaf issued to name (PEM, 0600). It is replaced in one rename, so a
+// reader that loads the certificate and the key from it (giving it as
+// both files, as etcd's TLS does on each handshake) never gets a key that
+// does not match the certificate, which reading CertPath and KeyPath while
+// the leaf is issued again can.
+func (ca *CA) PairPath(name string) string { return filepath.Join(ca.dir, name+".pem") }
+
 func createCA(certPath, keyPath string) (*x509.Certificate, crypto.Signer, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

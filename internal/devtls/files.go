@@ -1,13 +1,18 @@
 package devtls
 
 import (
+	"bytes"
 	"crypto"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // lockDir takes an exclusive advisory lock on dir, held until the returned
@@ -90,6 +95,39 @@ func writePair(certPath, keyPath string, der []byte, key crypto.Signer) error {
 	return writeFileAtomic(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 }
 
+// writeLeaf writes a leaf of the authority to its three files: key,
+// certificate and pair file, each replaced atomically. The caller holds
+// the directory lock.
+func (ca *CA) writeLeaf(name string, der []byte, key crypto.Signer) error {
+	if err := writePair(ca.CertPath(name), ca.KeyPath(name), der, key); err != nil {
+		return err
+	}
+	return writePairFile(ca.PairPath(name), der, key)
+}
+
+// writePairFile writes the certificate and its key to one file, replaced
+// atomically.
+func writePairFile(path string, der []byte, key crypto.Signer) error {
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return fmt.Errorf("devtls: encoding key: %w", err)
+	}
+	data := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	data = append(data, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})...)
+	return writeFileAtomic(path, data, 0o600)
+}
+
+// ensurePairFile writes the pair file of a leaf kept on disk when it does
+// not hold that leaf (made before pair files were, or lost).
+func ensurePairFile(path string, cert *x509.Certificate, key crypto.Signer) error {
+	if data, err := os.ReadFile(path); err == nil {
+		if block, _ := pem.Decode(data); block != nil && block.Type == "CERTIFICATE" && bytes.Equal(block.Bytes, cert.Raw) {
+			return nil
+		}
+	}
+	return writePairFile(path, cert.Raw, key)
+}
+
 func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
@@ -111,4 +149,44 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 		return fmt.Errorf("devtls: writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// pairAttempts bounds how often LoadKeyPair reads separate files again.
+const pairAttempts = 5
+
+// LoadKeyPair loads a certificate and its key (PEM) as tls.LoadX509KeyPair
+// does, from files that may be replaced while it reads them. A pair file
+// (the same path given twice, see CA.PairPath) is read once, so a
+// replacement by rename gives the old pair or the new one, never a mix.
+// Separate files, replaced one after the other, can be caught in between
+// (the new key, the old certificate): they are read again, a few times at
+// most, until the key matches the certificate. Files that never match are
+// an error matching ErrInvalidFile; a missing file one matching
+// fs.ErrNotExist.
+func LoadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	if certFile == keyFile {
+		data, err := os.ReadFile(certFile)
+		if err != nil {
+			return tls.Certificate{}, fmt.Errorf("devtls: %w", err)
+		}
+		c, err := tls.X509KeyPair(data, data)
+		if err != nil {
+			return tls.Certificate{}, fmt.Errorf("devtls: loading %s: %w: %w", certFile, ErrInvalidFile, err)
+		}
+		return c, nil
+	}
+	var err error
+	for attempt := range pairAttempts {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 10 * time.Millisecond)
+		}
+		var c tls.Certificate
+		if c, err = tls.LoadX509KeyPair(certFile, keyFile); err == nil {
+			return c, nil
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return tls.Certificate{}, fmt.Errorf("devtls: %w", err)
+		}
+	}
+	return tls.Certificate{}, fmt.Errorf("devtls: loading %s and %s: %w: %w", certFile, keyFile, ErrInvalidFile, err)
 }

@@ -9,6 +9,8 @@ import (
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/edgekit/edgekit/internal/devtls"
 )
 
 // DefaultDialTimeout bounds the first connection of a client when
@@ -24,7 +26,10 @@ type ClientConfig struct {
 	// Setting it (or CertFile) turns TLS on.
 	CAFile string
 	// CertFile and KeyFile are the PEM client certificate and key presented
-	// to members that require client certificates. Both or neither.
+	// to members that require client certificates. Both or neither; the
+	// same file for both (certificate and key in it, see
+	// devtls.CA.PairPath) is read once per handshake, so replacing it by a
+	// rename is safe while the client runs.
 	CertFile, KeyFile string
 	// DialTimeout bounds the first connection; zero means
 	// DefaultDialTimeout.
@@ -46,6 +51,19 @@ func (c ClientConfig) TLS() (*tls.Config, error) {
 	cfg, err := info.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("etcd client TLS: %w", err)
+	}
+	if c.CertFile != "" {
+		// The files are read again on each handshake (as etcd's own
+		// loader does, so a replaced certificate is taken up), through a
+		// loader that never pairs a new key with an old certificate.
+		certFile, keyFile := c.CertFile, c.KeyFile
+		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			cert, err := devtls.LoadKeyPair(certFile, keyFile)
+			if err != nil {
+				return nil, err
+			}
+			return &cert, nil
+		}
 	}
 	return cfg, nil
 }

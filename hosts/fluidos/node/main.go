@@ -48,6 +48,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.EtcdKeyFile, "etcd-key-file", "", "client key for an external etcd cluster")
 	fs.StringVar(&o.EncryptionKeyFile, "encryption-key-file", "",
 		"key file of the keys that encrypt stored secrets (default: <data-dir>/encryption.keys, created 0600 on the first start); back it up apart from etcd")
+	fs.DurationVar(&o.DevTLSValidity, "dev-tls-validity", devtls.DefaultLeafValidity, "with --dev-tls: validity of the node's certificate, renewed at two thirds of its life")
 	fs.StringVar(&o.DevTLSDir, "dev-tls", "", "development authority directory, created when absent: the node gets a certificate named --id from it; nodes given the same directory trust each other")
 	fs.StringVar(&tlsCert, "tls-cert-file", "", "the node's certificate (PEM; its Common Name must be --id)")
 	fs.StringVar(&tlsKey, "tls-key-file", "", "key of --tls-cert-file (PEM, PKCS#8)")
@@ -105,6 +106,13 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := kubeconfigFlag(&o, kubeconfig); err != nil {
 		return err
 	}
+	if o.Logger, err = hf.Logger(stderr); err != nil {
+		return err
+	}
+	defer hf.Done()
+	if o.DevTLSValidity <= 0 {
+		return fmt.Errorf("--dev-tls-validity %v: want a positive duration", o.DevTLSValidity)
+	}
 	switch {
 	case tlsCert != "" || tlsKey != "" || tlsCA != "":
 		if tlsCert == "" || tlsKey == "" || tlsCA == "" {
@@ -113,16 +121,12 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		if o.DevTLSDir != "" {
 			return fmt.Errorf("--dev-tls and --tls-cert-file exclude each other")
 		}
-		if o.TLS, err = devtls.LoadBundle(tlsCert, tlsKey, tlsCA); err != nil {
+		if o.TLS, err = devtls.LoadRenewingBundle(tlsCert, tlsKey, tlsCA, 0, o.Logger); err != nil {
 			return err
 		}
 	case o.DevTLSDir == "" && !o.InsecureREAR:
 		return fmt.Errorf("nodes talk over mutual TLS: give --dev-tls DIR or --tls-cert-file, --tls-key-file and --tls-ca-file (or --insecure-rear for plain HTTP)")
 	}
-	if o.Logger, err = hf.Logger(stderr); err != nil {
-		return err
-	}
-	defer hf.Done()
 	o.Ready = func(r *Running) {
 		hf.Ready(o.Logger, cmdutil.Ready{Listeners: map[string]string{"rear": r.Advertised, "api": r.APIAddr, "metrics": r.MetricsAddr},
 			Etcd: r.EtcdEndpoints})

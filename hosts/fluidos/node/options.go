@@ -73,6 +73,10 @@ type Options struct {
 	// authority in that directory and issues the node a certificate named
 	// NodeID: nodes pointed at the same directory trust each other.
 	DevTLSDir string
+	// DevTLSValidity is the validity of the node's certificate from
+	// DevTLSDir, renewed at two thirds of its life;
+	// devtls.DefaultLeafValidity when zero.
+	DevTLSValidity time.Duration
 	// InsecureREAR serves REAR over plain HTTP and talks to peers over
 	// plain HTTP (to trade with reference nodes, which have no TLS);
 	// buyers are then whoever the requests name. The API is served

@@ -47,6 +47,9 @@ type Running struct {
 	EtcdEndpoints []string
 	// Node is the running node.
 	Node *Node
+	// Certificate renews the node's certificate, or is nil (plain HTTP,
+	// or a certificate without renewal).
+	Certificate *devtls.Renewer
 }
 
 // Node is a running FLUIDOS node: its provider, its consumer and what
@@ -87,9 +90,18 @@ func Run(ctx context.Context, o Options) error {
 	bundle := o.TLS
 	if bundle == nil && o.DevTLSDir != "" {
 		var err error
-		if bundle, err = devBundle(o.DevTLSDir, o.NodeID, o.Advertise); err != nil {
+		if bundle, err = devBundle(o.DevTLSDir, o.NodeID, o.Advertise, o.DevTLSValidity, log); err != nil {
 			return fmt.Errorf("fluidos node: dev TLS: %w", err)
 		}
+	}
+	if bundle != nil && bundle.Renewer() != nil {
+		r := bundle.Renewer()
+		// Renew the certificate (or reload its files) while the node runs;
+		// stopped last, after the servers.
+		rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() { defer close(done); _ = r.Start(rctx) }()
+		defer func() { cancel(); <-done }()
 	}
 
 	cli, endpoints, stopEtcd, err := openEtcd(ctx, o, log)
@@ -150,6 +162,9 @@ func Run(ctx context.Context, o Options) error {
 	rearSrv := &http.Server{Handler: refuseLargeBodies(provider.MaxRequestBody, rearMux), ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	run := &Running{RearAddr: rearLis.Addr().String(), Advertised: advertised, EtcdEndpoints: endpoints, Node: n}
+	if bundle != nil {
+		run.Certificate = bundle.Renewer()
+	}
 
 	api, err := newAPI(n, o, bundle, reg, log)
 	if err != nil {
@@ -336,14 +351,15 @@ func openPlatform(o Options, log *slog.Logger) (executor.Platform, func(), error
 	}, nil
 }
 
-// devBundle opens the development authority in dir and issues the node's
-// certificate (with the advertised host as a SAN when it is not loopback).
-func devBundle(dir, nodeID, advertise string) (*devtls.Bundle, error) {
+// devBundle opens the development authority in dir and returns the node's
+// bundle (with the advertised host as a SAN when it is not loopback),
+// whose certificate, valid for validity, its Renewer renews.
+func devBundle(dir, nodeID, advertise string, validity time.Duration, log *slog.Logger) (*devtls.Bundle, error) {
 	ca, err := devtls.OpenCA(dir)
 	if err != nil {
 		return nil, err
 	}
-	var opts devtls.LeafOptions
+	opts := devtls.LeafOptions{Validity: validity}
 	if host, _, err := net.SplitHostPort(advertise); err == nil && host != "" {
 		if ip := net.ParseIP(host); ip != nil {
 			opts.IPs = []net.IP{ip}
@@ -351,7 +367,11 @@ func devBundle(dir, nodeID, advertise string) (*devtls.Bundle, error) {
 			opts.DNSNames = []string{host}
 		}
 	}
-	return ca.Issue(nodeID, opts)
+	r, err := ca.Renewer(nodeID, opts, log)
+	if err != nil {
+		return nil, err
+	}
+	return r.Bundle(ca.Pool()), nil
 }
 
 // openEtcd connects to the external cluster of o, or starts the embedded
