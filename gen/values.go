@@ -47,9 +47,9 @@ func (g *GeneratedFile) ElemEqualFunc(f *protogen.Field) string {
 	return ""
 }
 
-// wellKnownEqual names the fieldmap helpers (Equal<Name>) of the
-// well-known types that have one.
-var wellKnownEqual = map[protoreflect.FullName]string{
+// wellKnownHelpers names the fieldmap helpers (Equal<Name>, Clone<Name>)
+// of the well-known types that have them.
+var wellKnownHelpers = map[protoreflect.FullName]string{
 	"google.protobuf.Timestamp":   "Timestamp",
 	"google.protobuf.Duration":    "Duration",
 	"google.protobuf.Empty":       "Empty",
@@ -69,6 +69,15 @@ var wellKnownEqual = map[protoreflect.FullName]string{
 	"google.protobuf.BytesValue":  "BytesValue",
 }
 
+// WellKnownHelper returns the <Name> of the fieldmap helpers (Equal<Name>,
+// Clone<Name>) of msg, a well-known type that has them, or "".
+func WellKnownHelper(msg *protogen.Message) string {
+	if name := wellKnownHelpers[msg.Desc.FullName()]; name != "" && IsWellKnown(msg) {
+		return name
+	}
+	return ""
+}
+
 // MessageEqualFunc returns a Go func value comparing two messages of type
 // msg under proto.Equal's rules: the generated Equal method when this
 // package has one, the fieldmap helper of a well-known type, else a func
@@ -80,7 +89,7 @@ func (g *GeneratedFile) MessageEqualFunc(msg *protogen.Message) string {
 	if g.Model.Generates(msg, "equal") {
 		return "(" + g.MessageType(msg) + ").Equal"
 	}
-	if name := wellKnownEqual[msg.Desc.FullName()]; name != "" && IsWellKnown(msg) {
+	if name := WellKnownHelper(msg); name != "" {
 		return g.Fieldmap("Equal" + name)
 	}
 	t := g.MessageType(msg)

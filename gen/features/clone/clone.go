@@ -21,7 +21,6 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/compiler/protogen"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/edgekit/edgekit/gen"
 )
@@ -41,31 +40,9 @@ func (f *feature) GenerateFile(file *protogen.File) bool {
 	return f.g.EachMessage(file, "clone", f.message)
 }
 
-// wellKnown names the fieldmap helpers (Clone<Name>) of the well-known
-// types that have one.
-var wellKnown = map[protoreflect.FullName]string{
-	"google.protobuf.Timestamp":   "Timestamp",
-	"google.protobuf.Duration":    "Duration",
-	"google.protobuf.Empty":       "Empty",
-	"google.protobuf.FieldMask":   "FieldMask",
-	"google.protobuf.Any":         "Any",
-	"google.protobuf.Struct":      "Struct",
-	"google.protobuf.ListValue":   "ListValue",
-	"google.protobuf.Value":       "Value",
-	"google.protobuf.DoubleValue": "DoubleValue",
-	"google.protobuf.FloatValue":  "FloatValue",
-	"google.protobuf.Int64Value":  "Int64Value",
-	"google.protobuf.UInt64Value": "UInt64Value",
-	"google.protobuf.Int32Value":  "Int32Value",
-	"google.protobuf.UInt32Value": "UInt32Value",
-	"google.protobuf.BoolValue":   "BoolValue",
-	"google.protobuf.StringValue": "StringValue",
-	"google.protobuf.BytesValue":  "BytesValue",
-}
-
 // wellKnownClone returns the fieldmap helper copying msg, or "".
 func (f *feature) wellKnownClone(msg *protogen.Message) string {
-	if name := wellKnown[msg.Desc.FullName()]; name != "" && gen.IsWellKnown(msg) {
+	if name := gen.WellKnownHelper(msg); name != "" {
 		return f.g.Fieldmap("Clone" + name)
 	}
 	return ""

@@ -13,7 +13,6 @@ package equal
 
 import (
 	"google.golang.org/protobuf/compiler/protogen"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/edgekit/edgekit/gen"
 )
@@ -114,28 +113,6 @@ func (f *feature) message(mm *gen.Message) {
 	}
 }
 
-// wellKnown names the fieldmap helpers (Equal<Name>, Clone<Name>) of the
-// well-known types that have one.
-var wellKnown = map[protoreflect.FullName]string{
-	"google.protobuf.Timestamp":   "Timestamp",
-	"google.protobuf.Duration":    "Duration",
-	"google.protobuf.Empty":       "Empty",
-	"google.protobuf.FieldMask":   "FieldMask",
-	"google.protobuf.Any":         "Any",
-	"google.protobuf.Struct":      "Struct",
-	"google.protobuf.ListValue":   "ListValue",
-	"google.protobuf.Value":       "Value",
-	"google.protobuf.DoubleValue": "DoubleValue",
-	"google.protobuf.FloatValue":  "FloatValue",
-	"google.protobuf.Int64Value":  "Int64Value",
-	"google.protobuf.UInt64Value": "UInt64Value",
-	"google.protobuf.Int32Value":  "Int32Value",
-	"google.protobuf.UInt32Value": "UInt32Value",
-	"google.protobuf.BoolValue":   "BoolValue",
-	"google.protobuf.StringValue": "StringValue",
-	"google.protobuf.BytesValue":  "BytesValue",
-}
-
 // equalExpr is g.EqualExpr, except for message values: well-known types
 // use their fieldmap helper, and a nil message held in a list or map reads
 // as an empty one, as under proto.Equal.
@@ -147,7 +124,7 @@ func (f *feature) equalExpr(fd *protogen.Field, a, b string) string {
 		return g.Fieldmap("EqualMessageMapFunc") + "(" + a + ", " + b + ", " + f.messageEqualFunc(fd.Message.Fields[1].Message) + ")"
 	case d.IsList() && gen.IsMessage(fd):
 		return g.Fieldmap("EqualMessageListFunc") + "(" + a + ", " + b + ", " + f.messageEqualFunc(fd.Message) + ")"
-	case !d.IsMap() && gen.IsMessage(fd) && wellKnown[fd.Message.Desc.FullName()] != "" && gen.IsWellKnown(fd.Message):
+	case !d.IsMap() && gen.IsMessage(fd) && gen.WellKnownHelper(fd.Message) != "":
 		return f.messageEqualFunc(fd.Message) + "(" + a + ", " + b + ")"
 	}
 	return g.EqualExpr(fd, a, b)
