@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"flag"
 	"io"
 	"net/http"
 	"os"
@@ -38,6 +39,11 @@ import (
 // short enough that the test spans several renewals of each.
 const certValidity = 4 * time.Second
 
+// certTraffic is how long TestCertificatesRenew sends traffic while the
+// certificates renew: five of their lives by default, in CI; the issue's
+// full size is a minute (-crm.cert-traffic=1m).
+var certTraffic = flag.Duration("crm.cert-traffic", 5*certValidity, "how long TestCertificatesRenew sends traffic through renewals of its 4-second certificates")
+
 // TestCertificatesRenew runs a controller, a CRM and a CCRM replica with
 // certificates of the development authority valid for a few seconds, and
 // traffic for several of their lives: no call fails, the CRM's notify
@@ -48,11 +54,11 @@ const certValidity = 4 * time.Second
 func TestCertificatesRenew(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("runs for about 20 seconds")
+		t.Skip("runs for about 20 seconds (-crm.cert-traffic)")
 	}
 	dir := t.TempDir()
 	tlsDir := filepath.Join(dir, "tls")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute+*certTraffic)
 	defer cancel()
 	var wg sync.WaitGroup
 	var stops []context.CancelFunc
@@ -205,7 +211,7 @@ func TestCertificatesRenew(t *testing.T) {
 	ccrmTLS := rr.Certificate.Bundle(ca.Pool()).ClientConfig()
 	health := healthpb.NewHealthClient(conn)
 	serials := map[string]bool{}
-	end := time.Now().Add(5 * certValidity)
+	end := time.Now().Add(*certTraffic)
 	for i := 0; time.Now().Before(end); i++ {
 		if _, err := health.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
 			t.Fatalf("call %d on the first connection: %v", i, err)
@@ -232,7 +238,7 @@ func TestCertificatesRenew(t *testing.T) {
 		t.Errorf("the CRM's notify stream ended during the renewals: %s", line)
 	}
 	if len(serials) < 3 {
-		t.Errorf("new handshakes saw %d controller certificates over %v, want at least 3", len(serials), 5*certValidity)
+		t.Errorf("new handshakes saw %d controller certificates over %v, want at least 3", len(serials), *certTraffic)
 	}
 	if n := cr.Certificate.Renewals(); n < 3 {
 		t.Errorf("CRM certificate renewed %d times, want at least 3", n)
@@ -255,7 +261,7 @@ func TestCertificatesRenew(t *testing.T) {
 func TestCRMRenewsThroughController(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("runs for about 20 seconds")
+		t.Skip("runs for about 20 seconds (-crm.cert-traffic)")
 	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
