@@ -95,6 +95,7 @@ func TestOperatorGuideEtcdctlCommands(t *testing.T) {
 	select {
 	case <-ready:
 	case err := <-done:
+		done <- err // for the cleanup, which waits for Run's end
 		t.Fatalf("the controller did not start: %v", err)
 	case <-time.After(60 * time.Second):
 		t.Fatal("the controller did not start within 60s")

@@ -40,6 +40,7 @@ func TestStatusPageServedOverTLS(t *testing.T) {
 	select {
 	case r = <-running:
 	case err := <-done:
+		done <- err // for the cleanup, which waits for Run's end
 		t.Fatalf("the controller did not start: %v", err)
 	case <-time.After(60 * time.Second):
 		t.Fatal("the controller did not start within 60s")
