@@ -13,7 +13,6 @@ import (
 
 	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/internal/etcd"
-	"github.com/edgekit/edgekit/internal/testenv/freeport"
 )
 
 // etcdctlCall is one etcdctl command of the guide that names certificates.
@@ -83,7 +82,7 @@ func TestOperatorGuideEtcdctlCommands(t *testing.T) {
 	ready := make(chan *controller.Running, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- controller.Run(ctx, controller.Options{DataDir: filepath.Join(base, "region"), Listen: freeport.Addr(t), DevTLS: true,
+		done <- controller.Run(ctx, controller.Options{DataDir: filepath.Join(base, "region"), Listen: "127.0.0.1:0", DevTLS: true,
 			StopTimeout: 2 * time.Second, Ready: func(r *controller.Running) { ready <- r }})
 	}()
 	t.Cleanup(func() {
