@@ -43,14 +43,19 @@ func TestStatusPageShowsFluidosTrades(t *testing.T) {
 	}
 	srv := servePage(t, ui.Config{Authenticate: env.Controller.UIAuthenticator(), Sources: append(env.Controller.UISources(), sources...)})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	// Each API call has its own deadline: the test as a whole waits on
+	// the page many times, longer than one call's budget under load.
+	call := func() context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		t.Cleanup(cancel)
+		return ctx
+	}
 	solver := func(id, category string) {
 		sel, err := rear.ParseQuery(fluidos.FlavorType_FLAVOR_TYPE_SERVICE, url.Values{"filter[category][match]": {category}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := alice.Solvers().CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: &fluidos.Solver{Id: id, Selector: sel,
+		if _, err := alice.Solvers().CreateSolver(call(), &fluidos.CreateSolverRequest{Solver: &fluidos.Solver{Id: id, Selector: sel,
 			FindCandidate: true, ReserveAndBuy: true, EstablishPeering: true, Configuration: &fluidos.Configuration{Spec: &fluidos.Configuration_Service{
 				Service: &fluidos.ServiceConfiguration{Parameters: map[string]string{"password": "planted-password-5521"}}}}}}); err != nil {
 			t.Fatal(err)
@@ -102,12 +107,12 @@ func TestStatusPageShowsFluidosTrades(t *testing.T) {
 	t.Logf("the page showed the contract %v after the API did", time.Since(start).Round(time.Millisecond))
 
 	// A deleted solver leaves the page.
-	if _, err := alice.Solvers().DeleteSolver(ctx, &fluidos.DeleteSolverRequest{Id: "nothing"}); err != nil {
+	if _, err := alice.Solvers().DeleteSolver(call(), &fluidos.DeleteSolverRequest{Id: "nothing"}); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(t, bctx, cell("Solver", "alice/nothing", ""), 10*time.Second)
 	// Deleting the buying solver releases its contract: both sides show it.
-	if _, err := alice.Solvers().DeleteSolver(ctx, &fluidos.DeleteSolverRequest{Id: "buy"}); err != nil {
+	if _, err := alice.Solvers().DeleteSolver(call(), &fluidos.DeleteSolverRequest{Id: "buy"}); err != nil {
 		t.Fatal(err)
 	}
 	pollText(t, bctx, cell("Contract", "alice/"+contract, ".state"), "RELEASED", 20*time.Second)
