@@ -110,6 +110,7 @@ type Schema struct {
 	kids   []kid
 	direct []int32
 	byFlag map[string]int32
+	hash   flagHash // the flags when the tree is used (not byFlag)
 }
 
 // NewSchema builds the schema of the message with the given full proto name
@@ -192,6 +193,8 @@ func (s *Schema) index() {
 		for i, f := range s.fields {
 			s.byFlag[f.Flag] = int32(i)
 		}
+	} else {
+		s.buildHash()
 	}
 	if s.words == 1 {
 		s.marks = make([]marks, n)
@@ -382,11 +385,12 @@ func (s *Schema) New(flags ...string) (*FieldMap, error) {
 // compiler to inline into their callers: a map built and used in one
 // function then lives on its stack, with no allocation.
 func (s *Schema) Init(fm *FieldMap, flags ...string) (*FieldMap, error) {
-	*fm = FieldMap{}
-	fm.init(s)
+	s.load()
 	if s.marks != nil {
 		return fm.initWord(s, flags)
 	}
+	*fm = FieldMap{}
+	fm.init(s)
 	ws, w := fm.words(), int(fm.w)
 	set, cover, below := ws[:w], ws[w:2*w], ws[2*w:]
 	for _, f := range flags {
@@ -413,22 +417,30 @@ func (s *Schema) Init(fm *FieldMap, flags ...string) (*FieldMap, error) {
 	return fm, nil
 }
 
-// initWord is Init for schemas of at most 64 flags: a flag costs its
-// lookup and three register operations.
+// initWord is Init for schemas of at most 64 flags: a flag of up to 7
+// bytes costs its key, most often one slot of the flag hash, and three
+// register operations, and fm is written once.
 func (fm *FieldMap) initWord(s *Schema, flags []string) (*FieldMap, error) {
 	var set, cover, below uint64
+	h := &s.hash
 	for _, f := range flags {
-		i, ok := s.find(f)
-		if !ok {
-			return nil, &UnknownFieldError{Message: s.message, Flag: f}
+		i := int32(-1)
+		if key, ok := shortKey(f); ok && len(h.keys) > 0 {
+			i = h.probe(key)
 		}
-		set |= 1 << i
-		m := s.marks[i]
+		if i < 0 {
+			var ok bool
+			if i, ok = s.find(f); !ok {
+				*fm = FieldMap{}
+				return nil, &UnknownFieldError{Message: s.message, Flag: f}
+			}
+		}
+		set |= 1 << (uint32(i) & 63)
+		m := &s.marks[i]
 		cover |= m.cover
 		below |= m.below
 	}
-	fm.n = int32(bits.OnesCount64(set))
-	fm.inl[0], fm.inl[1], fm.inl[2] = set, cover, below
+	*fm = FieldMap{schema: s, n: int32(bits.OnesCount64(set)), w: 1, inl: [3 * inlineWords]uint64{set, cover, below}}
 	return fm, nil
 }
 
