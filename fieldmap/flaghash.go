@@ -1,5 +1,10 @@
 package fieldmap
 
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
 // Flag hash: every flag of a schema (one whose flags are all canonical)
 // is also kept in an open-addressing hash table built with the flag tree,
 // so that finding a flag the schema has costs one pass over its bytes, a
@@ -28,7 +33,7 @@ const longKeyBit = 1 << 63
 // flagKey returns the key of a flag of at least one byte and whether it
 // is exact (the flag is at most 7 bytes, so equal keys mean equal flags).
 func flagKey(flag string) (key uint64, exact bool) {
-	if key, ok := shortKey(flag); ok {
+	if _, key, ok := new(flagHash).shortFind(flag); ok { // an empty table: the key alone
 		return key, true
 	}
 	key = 0xcbf29ce484222325 // FNV-1a
@@ -36,19 +41,6 @@ func flagKey(flag string) (key uint64, exact bool) {
 		key = (key ^ uint64(flag[i])) * 0x100000001b3
 	}
 	return key | longKeyBit, false
-}
-
-// shortKey returns the key of a flag of 1 to 7 bytes: its bytes and its
-// length packed in a uint64. It is small enough to be inlined.
-func shortKey(flag string) (uint64, bool) {
-	if n := len(flag); n == 0 || n > 7 {
-		return 0, false
-	}
-	key := uint64(len(flag)) << 56
-	for i := 0; i < len(flag); i++ {
-		key |= uint64(flag[i]) << (8 * (uint(len(flag)-1-i) & 7))
-	}
-	return key, true
 }
 
 // probe returns the flag number stored under key, or -1. Every probe
@@ -90,18 +82,39 @@ func (s *Schema) buildHash() {
 	}
 }
 
+// shortFind returns the key of a flag of 1 to 7 bytes (its bytes, little
+// endian, and its length in the top byte, read with two loads of up to 4
+// bytes whose overlapping bytes land on the same bits) and the number of
+// the flag when the table holds it, else -1. short is false, and the flag
+// left to the caller, for other lengths. It is the lookup of Schema.Init,
+// one call per flag.
+func (h *flagHash) shortFind(flag string) (id int32, key uint64, short bool) {
+	n := uint(len(flag))
+	if n-1 > 6 { // 0 wraps
+		return -1, 0, false
+	}
+	p := unsafe.Pointer(unsafe.StringData(flag))
+	if n >= 4 {
+		lo, hi := (*[4]byte)(p), (*[4]byte)(unsafe.Add(p, n-4))
+		key = uint64(binary.LittleEndian.Uint32(lo[:])) | uint64(binary.LittleEndian.Uint32(hi[:]))<<(8*(n-4))
+	} else {
+		key = uint64(*(*byte)(p)) | uint64(*(*byte)(unsafe.Add(p, n/2)))<<(8*(n/2)) | uint64(*(*byte)(unsafe.Add(p, n-1)))<<(8*(n-1))
+	}
+	key |= uint64(n) << 56
+	if len(h.keys) == 0 {
+		return -1, key, true
+	}
+	return h.probe(key), key, true
+}
+
 // findHash returns the number of flag when the schema has it. The flags it
 // does not find are left to the tree walk.
 func (s *Schema) findHash(flag string) (int32, bool) {
 	h := &s.hash
-	if len(h.keys) == 0 {
-		return -1, false
-	}
-	if key, ok := shortKey(flag); ok {
-		i := h.probe(key)
+	if i, _, short := h.shortFind(flag); short {
 		return i, i >= 0
 	}
-	if len(flag) == 0 {
+	if len(h.keys) == 0 {
 		return -1, false
 	}
 	key, _ := flagKey(flag)

@@ -393,10 +393,14 @@ func (s *Schema) Init(fm *FieldMap, flags ...string) (*FieldMap, error) {
 	fm.init(s)
 	ws, w := fm.words(), int(fm.w)
 	set, cover, below := ws[:w], ws[w:2*w], ws[2*w:]
+	h := &s.hash
 	for _, f := range flags {
-		i, ok := s.find(f)
-		if !ok {
-			return nil, &UnknownFieldError{Message: s.message, Flag: f}
+		i, _, _ := h.shortFind(f)
+		if i < 0 {
+			var ok bool
+			if i, ok = s.find(f); !ok {
+				return nil, &UnknownFieldError{Message: s.message, Flag: f}
+			}
 		}
 		k, b := uint32(i)>>6, uint64(1)<<(uint32(i)&63)
 		if set[k]&b != 0 {
@@ -424,10 +428,7 @@ func (fm *FieldMap) initWord(s *Schema, flags []string) (*FieldMap, error) {
 	var set, cover, below uint64
 	h := &s.hash
 	for _, f := range flags {
-		i := int32(-1)
-		if key, ok := shortKey(f); ok && len(h.keys) > 0 {
-			i = h.probe(key)
-		}
+		i, _, _ := h.shortFind(f)
 		if i < 0 {
 			var ok bool
 			if i, ok = s.find(f); !ok {
