@@ -1,7 +1,9 @@
 package fieldmap
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -132,4 +134,52 @@ func FuzzFindWide(f *testing.F) {
 			t.Fatalf("find(%q) = %d, %v; want %d, %v", q, gi, gok, wi, wok)
 		}
 	})
+}
+
+// TestInitMatchesSet checks that Schema.Init, through each of its paths
+// (schemas of one word, two words and more), builds the same bit sets as
+// setting the flags one by one, on random subsets of every schema's
+// flags, and refuses an unknown flag naming it.
+func TestInitMatchesSet(t *testing.T) {
+	two := &Shape{}
+	for n := int32(1); n <= 40; n++ { // 88 flags
+		f := ShapeField{Number: n, Name: "t"}
+		if n%5 == 0 {
+			f.Kind, f.Sub = KindMessage, lookupShape.Fields[12].Sub // mid: 6 flags
+		}
+		two.Fields = append(two.Fields, f)
+	}
+	rnd := uint64(1)
+	next := func() uint64 { rnd = rnd*6364136223846793005 + 1442695040888963407; return rnd >> 33 }
+	for want, sh := range []*Shape{lookupShape, two, wideShape} {
+		s := NewShapeSchema("test.Init", sh, false)
+		s.load()
+		words := (len(s.fields) + 63) / 64
+		if min(words, 3) != want+1 {
+			t.Fatalf("schema %d has %d flags, %d words: want %d", want, len(s.fields), words, want+1)
+		}
+		for round := range 200 {
+			var flags []string
+			for _, f := range s.fields {
+				if next()%4 == 0 {
+					flags = append(flags, f.Flag)
+				}
+			}
+			if round%2 == 1 && len(flags) > 0 {
+				flags = append(flags, flags[0]) // a repeat counts once
+			}
+			got, err := s.Init(Of("9"), flags...)
+			if err != nil {
+				t.Fatalf("%d-word schema: Init: %v", words, err)
+			}
+			want := s.NewFieldMap()
+			want.Set(flags...)
+			if !slices.Equal(got.words(), want.words()) || got.n != want.n || got.Count() != want.Count() {
+				t.Fatalf("%d-word schema, flags %v: Init made %v (n %d), Set %v (n %d)", words, flags, got.words(), got.n, want.words(), want.n)
+			}
+		}
+		if got, err := s.Init(new(FieldMap), s.fields[0].Flag, "1.2.3.4.5.6.7.8"); got != nil || err == nil || !strings.Contains(err.Error(), `"1.2.3.4.5.6.7.8"`) {
+			t.Fatalf("%d-word schema: Init with an unknown flag = %v, %v; want nil and an error naming it", words, got, err)
+		}
+	}
 }

@@ -97,10 +97,11 @@ type Schema struct {
 	fields []Field
 	byPath map[string]int32
 	leaves []string
-	end    []int32 // end[i]: one past the last flag below flag i
-	parent []int32 // parent[i]: the flag above flag i, or -1
-	words  int     // uint64 words of one bit set over the flags
-	marks  []marks // by flag, when words is 1
+	end    []int32  // end[i]: one past the last flag below flag i
+	parent []int32  // parent[i]: the flag above flag i, or -1
+	words  int      // uint64 words of one bit set over the flags
+	marks  []marks  // by flag, when words is 1
+	marks2 []marks2 // by flag, when words is 2
 
 	// The flag tree: nodes[i] locates the children of flag i (of the
 	// message for i = -1, kept at len(fields)) in kids and direct (see
@@ -196,6 +197,16 @@ func (s *Schema) index() {
 	} else {
 		s.buildHash()
 	}
+	if s.words == 2 {
+		s.marks2 = make([]marks2, n)
+		for i := range s.fields {
+			m := &s.marks2[i]
+			fillBits(m.cover[:], int32(i), s.end[i])
+			for p := s.parent[i]; p >= 0; p = s.parent[p] {
+				m.below[p>>6] |= 1 << (p & 63)
+			}
+		}
+	}
 	if s.words == 1 {
 		s.marks = make([]marks, n)
 		for i := range s.fields {
@@ -214,6 +225,9 @@ func (s *Schema) index() {
 // in a FieldMap's bit sets besides its own: cover, itself and the flags
 // below it; below, its ancestors.
 type marks struct{ cover, below uint64 }
+
+// marks2 are marks for a schema of 65 to 128 flags.
+type marks2 struct{ cover, below [2]uint64 }
 
 // isBelow reports whether flag is a proper descendant of anc.
 func isBelow(flag, anc string) bool {
@@ -389,6 +403,9 @@ func (s *Schema) Init(fm *FieldMap, flags ...string) (*FieldMap, error) {
 	if s.marks != nil {
 		return fm.initWord(s, flags)
 	}
+	if s.marks2 != nil {
+		return fm.initWords2(s, flags)
+	}
 	*fm = FieldMap{}
 	fm.init(s)
 	ws, w := fm.words(), int(fm.w)
@@ -442,6 +459,32 @@ func (fm *FieldMap) initWord(s *Schema, flags []string) (*FieldMap, error) {
 		below |= m.below
 	}
 	*fm = FieldMap{schema: s, n: int32(bits.OnesCount64(set)), w: 1, inl: [3 * inlineWords]uint64{set, cover, below}}
+	return fm, nil
+}
+
+// initWords2 is initWord for schemas of 65 to 128 flags, whose bit sets
+// are two words each.
+func (fm *FieldMap) initWords2(s *Schema, flags []string) (*FieldMap, error) {
+	var set, cover, below [2]uint64
+	h := &s.hash
+	for _, f := range flags {
+		i, _, _ := h.shortFind(f)
+		if i < 0 {
+			var ok bool
+			if i, ok = s.find(f); !ok {
+				*fm = FieldMap{}
+				return nil, &UnknownFieldError{Message: s.message, Flag: f}
+			}
+		}
+		set[uint32(i)>>6&1] |= 1 << (uint32(i) & 63)
+		m := &s.marks2[i]
+		cover[0] |= m.cover[0]
+		cover[1] |= m.cover[1]
+		below[0] |= m.below[0]
+		below[1] |= m.below[1]
+	}
+	*fm = FieldMap{schema: s, n: int32(bits.OnesCount64(set[0]) + bits.OnesCount64(set[1])), w: 2,
+		inl: [3 * inlineWords]uint64{set[0], set[1], cover[0], cover[1], below[0], below[1]}}
 	return fm, nil
 }
 
