@@ -1,10 +1,10 @@
 package fieldmap
 
-// Flag lookup: a schema finds the number of a flag by walking its flag tree
-// one field number at a time, parsing the string as it goes, rather than by
-// hashing it: Has and the construction of a FieldMap from strings cost a
-// few instructions per character and an array index per field number, and
-// the nearest ancestor of a flag the schema does not have comes for free.
+// Flag lookup: a schema finds the number of a flag it has in a hash table
+// of its flags (flaghash.go), and otherwise walks its flag tree one field
+// number at a time, parsing the string as it goes: the walk gives the
+// nearest ancestor of a flag the schema does not have, which Has and Bind
+// need.
 
 // maxFieldNumber is the largest proto field number.
 const maxFieldNumber = 1<<29 - 1
@@ -142,12 +142,28 @@ func (s *Schema) search(nd *treeNode, num int32) int32 {
 
 // find returns the number of flag in the schema and true, or, for a flag
 // the schema does not have, the number of its nearest ancestor the schema
-// has (-1 when none) and false. It parses and looks up one field number
-// at a time, in one loop. s must be loaded.
+// has (-1 when none) and false. s must be loaded.
 func (s *Schema) find(flag string) (int32, bool) {
 	if s.byFlag != nil {
 		return s.findMap(flag)
 	}
+	if i, ok := s.findHash(flag); ok {
+		return i, true
+	}
+	return s.walk(flag)
+}
+
+// findSlow is find for a flag findHash did not find.
+func (s *Schema) findSlow(flag string) (int32, bool) {
+	if s.byFlag != nil {
+		return s.findMap(flag)
+	}
+	return s.walk(flag)
+}
+
+// walk is find by the flag tree: it parses and looks up one field number
+// at a time, in one loop.
+func (s *Schema) walk(flag string) (int32, bool) {
 	found, node := int32(-1), int32(len(s.fields))
 	for i := 0; ; i++ {
 		// The field number flag[start:i]: digits, no leading zero, at

@@ -97,10 +97,11 @@ type Schema struct {
 	fields []Field
 	byPath map[string]int32
 	leaves []string
-	end    []int32 // end[i]: one past the last flag below flag i
-	parent []int32 // parent[i]: the flag above flag i, or -1
-	words  int     // uint64 words of one bit set over the flags
-	marks  []marks // by flag, when words is 1
+	end    []int32  // end[i]: one past the last flag below flag i
+	parent []int32  // parent[i]: the flag above flag i, or -1
+	words  int      // uint64 words of one bit set over the flags
+	marks  []marks  // by flag, when words is 1
+	marks2 []marks2 // by flag, when words is 2
 
 	// The flag tree: nodes[i] locates the children of flag i (of the
 	// message for i = -1, kept at len(fields)) in kids and direct (see
@@ -110,6 +111,7 @@ type Schema struct {
 	kids   []kid
 	direct []int32
 	byFlag map[string]int32
+	hash   flagHash // the flags when the tree is used (not byFlag)
 }
 
 // NewSchema builds the schema of the message with the given full proto name
@@ -192,6 +194,18 @@ func (s *Schema) index() {
 		for i, f := range s.fields {
 			s.byFlag[f.Flag] = int32(i)
 		}
+	} else {
+		s.buildHash()
+	}
+	if s.words == 2 {
+		s.marks2 = make([]marks2, n)
+		for i := range s.fields {
+			m := &s.marks2[i]
+			fillBits(m.cover[:], int32(i), s.end[i])
+			for p := s.parent[i]; p >= 0; p = s.parent[p] {
+				m.below[p>>6] |= 1 << (p & 63)
+			}
+		}
 	}
 	if s.words == 1 {
 		s.marks = make([]marks, n)
@@ -211,6 +225,9 @@ func (s *Schema) index() {
 // in a FieldMap's bit sets besides its own: cover, itself and the flags
 // below it; below, its ancestors.
 type marks struct{ cover, below uint64 }
+
+// marks2 are marks for a schema of 65 to 128 flags.
+type marks2 struct{ cover, below [2]uint64 }
 
 // isBelow reports whether flag is a proper descendant of anc.
 func isBelow(flag, anc string) bool {
@@ -382,17 +399,25 @@ func (s *Schema) New(flags ...string) (*FieldMap, error) {
 // compiler to inline into their callers: a map built and used in one
 // function then lives on its stack, with no allocation.
 func (s *Schema) Init(fm *FieldMap, flags ...string) (*FieldMap, error) {
-	*fm = FieldMap{}
-	fm.init(s)
+	s.load()
 	if s.marks != nil {
 		return fm.initWord(s, flags)
 	}
+	if s.marks2 != nil {
+		return fm.initWords2(s, flags)
+	}
+	*fm = FieldMap{}
+	fm.init(s)
 	ws, w := fm.words(), int(fm.w)
 	set, cover, below := ws[:w], ws[w:2*w], ws[2*w:]
+	h := &s.hash
 	for _, f := range flags {
-		i, ok := s.find(f)
-		if !ok {
-			return nil, &UnknownFieldError{Message: s.message, Flag: f}
+		i, _, _ := h.shortFind(f)
+		if i < 0 {
+			var ok bool
+			if i, ok = s.find(f); !ok {
+				return nil, &UnknownFieldError{Message: s.message, Flag: f}
+			}
 		}
 		k, b := uint32(i)>>6, uint64(1)<<(uint32(i)&63)
 		if set[k]&b != 0 {
@@ -413,22 +438,53 @@ func (s *Schema) Init(fm *FieldMap, flags ...string) (*FieldMap, error) {
 	return fm, nil
 }
 
-// initWord is Init for schemas of at most 64 flags: a flag costs its
-// lookup and three register operations.
+// initWord is Init for schemas of at most 64 flags: a flag of up to 7
+// bytes costs its key, most often one slot of the flag hash, and three
+// register operations, and fm is written once.
 func (fm *FieldMap) initWord(s *Schema, flags []string) (*FieldMap, error) {
 	var set, cover, below uint64
+	h := &s.hash
 	for _, f := range flags {
-		i, ok := s.find(f)
-		if !ok {
-			return nil, &UnknownFieldError{Message: s.message, Flag: f}
+		i, _, _ := h.shortFind(f)
+		if i < 0 {
+			var ok bool
+			if i, ok = s.find(f); !ok {
+				*fm = FieldMap{}
+				return nil, &UnknownFieldError{Message: s.message, Flag: f}
+			}
 		}
-		set |= 1 << i
-		m := s.marks[i]
+		set |= 1 << (uint32(i) & 63)
+		m := &s.marks[i]
 		cover |= m.cover
 		below |= m.below
 	}
-	fm.n = int32(bits.OnesCount64(set))
-	fm.inl[0], fm.inl[1], fm.inl[2] = set, cover, below
+	*fm = FieldMap{schema: s, n: int32(bits.OnesCount64(set)), w: 1, inl: [3 * inlineWords]uint64{set, cover, below}}
+	return fm, nil
+}
+
+// initWords2 is initWord for schemas of 65 to 128 flags, whose bit sets
+// are two words each.
+func (fm *FieldMap) initWords2(s *Schema, flags []string) (*FieldMap, error) {
+	var set, cover, below [2]uint64
+	h := &s.hash
+	for _, f := range flags {
+		i, _, _ := h.shortFind(f)
+		if i < 0 {
+			var ok bool
+			if i, ok = s.find(f); !ok {
+				*fm = FieldMap{}
+				return nil, &UnknownFieldError{Message: s.message, Flag: f}
+			}
+		}
+		set[uint32(i)>>6&1] |= 1 << (uint32(i) & 63)
+		m := &s.marks2[i]
+		cover[0] |= m.cover[0]
+		cover[1] |= m.cover[1]
+		below[0] |= m.below[0]
+		below[1] |= m.below[1]
+	}
+	*fm = FieldMap{schema: s, n: int32(bits.OnesCount64(set[0]) + bits.OnesCount64(set[1])), w: 2,
+		inl: [3 * inlineWords]uint64{set[0], set[1], cover[0], cover[1], below[0], below[1]}}
 	return fm, nil
 }
 
