@@ -90,7 +90,7 @@ for r in $(seq "$rounds"); do
 		done
 	done >>"$tmp/results"
 done
-printf '%-10s %-10s %12s %8s %12s  %s\n' package variant "compile CPU" "vs none" archive rounds
+printf '%-10s %-10s %12s %8s %12s  %s\n' package variant "compile CPU" "vs none" archive "runs, sorted"
 for p in edgeproto fluidos; do
 	base=""
 	for l in "${labels[@]}"; do
