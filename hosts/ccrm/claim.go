@@ -35,6 +35,10 @@ type Claim struct {
 	// settled its object (rmv1.ReportInfoRequest.release_claim): there is
 	// nothing left to release.
 	released atomic.Bool
+	// releaseWithReport marks a claim taken for one report (a resources
+	// refresh, see resourcesGuard): every report under it asks the
+	// controller to release it. Set before the claim is used.
+	releaseWithReport bool
 	// cloudlet is the object's cloudlet as read with the claim (see
 	// claimedCloudlet); set before the operation starts, then only read.
 	cloudlet *edgeproto.Cloudlet

@@ -15,7 +15,8 @@ import (
 // same etcd transaction (the controller deletes it when the report asks),
 // not in a request of the replica's own after it: every claim of a
 // lifecycle is deleted at a revision that also writes the object or its
-// Info. (Claims of cloudlets are released as before.)
+// Info. So does the claim of a cloudlet's resources refresh, with the
+// snapshot's report.
 func TestClaimGoesWithTheSettlingReport(t *testing.T) {
 	t.Parallel()
 	r := ccrmtest.NewRegion(t, ccrmtest.RegionOptions{Cloudlets: 1, Latency: 5 * time.Millisecond})
@@ -37,7 +38,7 @@ func TestClaimGoesWithTheSettlingReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every change between the two, by revision.
-	type change struct{ claimDeleted, other bool }
+	type change struct{ claimDeleted, cloudlet, other bool }
 	byRev := map[int64]*change{}
 	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
@@ -59,28 +60,35 @@ func TestClaimGoesWithTheSettlingReport(t *testing.T) {
 				byRev[rev] = c
 			}
 			switch k := string(ev.Kv.Key); {
-			case strings.HasPrefix(k, claims+"ClusterInst/") || strings.HasPrefix(k, claims+"AppInst/"):
-				c.claimDeleted = c.claimDeleted || ev.Type == clientv3.EventTypeDelete
+			case strings.HasPrefix(k, claims) && ev.Type == clientv3.EventTypeDelete:
+				c.claimDeleted = true
+				if strings.HasPrefix(k, claims+"Cloudlet/") {
+					c.cloudlet = true
+				}
 			case strings.HasPrefix(k, claims):
-				// The cloudlet's claims (a refresh of its Info) are
-				// released as before.
 			default:
 				c.other = true
 			}
 		}
 	}
-	released := 0
+	released, refreshes := 0, 0
 	for rev, c := range byRev {
 		if !c.claimDeleted {
 			continue
 		}
-		released++
+		if c.cloudlet {
+			refreshes++
+		} else {
+			released++
+		}
 		if !c.other {
 			t.Errorf("a claim was deleted alone at revision %d, not with the report that settled its object", rev)
 		}
 	}
-	// A create, an update and a delete of the cluster and of the instance.
-	if released != 6 {
-		t.Errorf("%d claims deleted, want 6 (one per operation)", released)
+	// A create, an update and a delete of the cluster and of the
+	// instance; each is followed by a refresh of the cloudlet's
+	// resources (coalesced when they overlap).
+	if released != 6 || refreshes == 0 {
+		t.Errorf("%d claims of operations and %d of resources refreshes deleted, want 6 and at least 1", released, refreshes)
 	}
 }

@@ -40,9 +40,10 @@ func reportSender[T proto.Message](r *Replica, wrap func(T) *rmv1.ReportInfoRequ
 		req := wrap(info)
 		req.Fields = encodeFields(fm)
 		req.Fence = &rmv1.Fence{Key: c.Fence.Key, Revision: c.Fence.Revision}
-		// The operation's outcome releases the claim in the report's own
-		// transaction: one etcd write instead of two.
-		req.ReleaseClaim = settles(info, fm)
+		// The operation's outcome, or the one report of a resources
+		// refresh, releases the claim in the report's own transaction:
+		// one etcd write instead of two.
+		req.ReleaseClaim = c.releaseWithReport || settles(info, fm)
 		resp, err := r.reports.ReportInfo(ctx, req)
 		if err != nil {
 			return fmt.Errorf("ccrm: report %s: %w", kind, err)

@@ -29,8 +29,10 @@ type Reporter struct {
 	Fence *Fence
 	// ReleaseClaim asks that the claim of Fence be deleted in the
 	// report's own transaction when the report settles its object (see
-	// settles), sparing the claimant a request of its own to release it.
-	// Honoured only for a Fence on the object's claim key.
+	// settles) or changes no state of an object at rest (a cloudlet's
+	// resources snapshot), sparing the claimant a request of its own to
+	// release it; never while the object's change is in flight. Honoured
+	// only for a Fence on the object's claim key.
 	ReleaseClaim bool
 }
 
@@ -269,7 +271,11 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 				return err
 			}
 		}
-		if release && settles(newState) && !edgeproto.IsTransientState(tk.state(next)) {
+		// A report that settles the object, or one that changes no state
+		// of an object at rest (a resources snapshot), is the last of
+		// its claim; a claim of a change still in flight stays.
+		if release && (settles(newState) || newState == edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED) &&
+			!edgeproto.IsTransientState(tk.state(next)) {
 			tx.Delete(rep.Fence.Key)
 			released = true
 		}

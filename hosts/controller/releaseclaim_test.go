@@ -75,4 +75,17 @@ func TestSettlingReportReleasesTheClaim(t *testing.T) {
 	if len(before.Kvs) != 1 {
 		t.Fatalf("the claim was gone before the report's write at revision %d", infoRev)
 	}
+	// A claim taken for one report that changes no state of the object
+	// at rest (a resources snapshot) goes with it too.
+	if put, err = cli.Put(ctx, claim, "replica-1"); err != nil {
+		t.Fatal(err)
+	}
+	token = put.Header.Revision
+	resp, err := reports.ReportInfo(ctx, &rmv1.ReportInfoRequest{
+		Info:   &rmv1.ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: &edgeproto.ClusterInstInfo{Key: ck, Resources: &edgeproto.InfraResources{}}},
+		Fields: []string{edgeproto.ClusterInstInfoFieldKey, edgeproto.ClusterInstInfoFieldResources},
+		Fence:  &rmv1.Fence{Key: claim, Revision: token}, ReleaseClaim: true})
+	if err != nil || !resp.GetApplied() || !resp.GetClaimReleased() || claimHeld() {
+		t.Fatalf("a report without a state on a READY object: %v %v, claim held %v: want applied, the claim released", resp, err, claimHeld())
+	}
 }

@@ -96,13 +96,14 @@ type ReportInfoRequest struct {
 	Fields []string `protobuf:"bytes,4,rep,name=fields,proto3" json:"fields,omitempty"`
 	// The claim the report was made under, if any.
 	Fence *Fence `protobuf:"bytes,5,opt,name=fence,proto3" json:"fence,omitempty"`
-	// The report is its operation's outcome (READY, an error state,
-	// DELETE_DONE): when it is applied, the controller deletes the claim
-	// key of fence in the same transaction, so that the claimant need not
-	// release it with a request of its own (see
-	// ReportInfoResponse.claim_released). The claim is left alone when the
-	// report does not settle the object (a state in progress, or a newer
-	// request already waiting).
+	// The report is the last of its claim: its operation's outcome (READY,
+	// an error state, DELETE_DONE), or the one report of a claim taken for
+	// it (a cloudlet's resources snapshot). When it is applied, the
+	// controller deletes the claim key of fence in the same transaction, so
+	// that the claimant need not release it with a request of its own (see
+	// ReportInfoResponse.claim_released). The claim is left alone while the
+	// object's change is in flight (a state in progress, or a newer request
+	// already waiting).
 	ReleaseClaim  bool `protobuf:"varint,7,opt,name=release_claim,json=releaseClaim,proto3" json:"release_claim,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
