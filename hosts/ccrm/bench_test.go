@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"sort"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +20,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"github.com/edgekit/edgekit/internal/store"
+	"github.com/edgekit/edgekit/internal/testenv/etcdtest"
 	"github.com/edgekit/edgekit/platforms/fake"
 	"github.com/google/pprof/profile"
 )
@@ -29,11 +34,17 @@ import (
 // (process-cpu-ms: the controller, its etcd, the platform server and this
 // driver), and, from a CPU profile of this process over the same time
 // (see componentProfile), by each of those parts: controller-cpu-ms is
-// the controller's share. Run with a fixed count, e.g. -benchtime=300x.
+// the controller's share. The platform server keeps its reservations in an
+// etcd of its own (platform-etcd-cpu-ms), so that the controller's etcd
+// (etcd-cpu-ms) serves only the region. It also reports the etcd requests
+// and watch events per cluster by sender (see etcdCounts), and logs them
+// all. Run with a fixed count, e.g. -benchtime=300x.
 func BenchmarkReplicas(b *testing.B) {
 	for _, n := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
-			r := ccrmtest.NewRegion(b, ccrmtest.RegionOptions{Cloudlets: 4, Latency: 50 * time.Millisecond})
+			ctlEtcd, platEtcd := etcdtest.NewCounter(), etcdtest.NewCounter()
+			r := ccrmtest.NewRegion(b, ccrmtest.RegionOptions{Cloudlets: 4, Latency: 50 * time.Millisecond,
+				StoreDialOptions: ctlEtcd.DialOptions(), PlatformEtcd: true, PlatformEtcdDialOptions: platEtcd.DialOptions()})
 			var ps []*ccrmtest.Process
 			for i := range n {
 				id := fmt.Sprintf("r%d", i)
@@ -49,9 +60,11 @@ func BenchmarkReplicas(b *testing.B) {
 			ready := make(chan struct{}, b.N)
 			wctx, wcancel := context.WithCancel(ctx)
 			defer wcancel()
+			var driverEvents atomic.Int64 // the watch shares the controller's etcd client
 			go func() {
 				seen := map[string]bool{}
 				for ev := range clusters.Watch(wctx, rev+1) {
+					driverEvents.Add(1)
 					if ev.Type == store.EventPut && ev.Object.State == edgeproto.TrackedState_TRACKED_STATE_READY && !seen[ev.Key] {
 						seen[ev.Key] = true
 						ready <- struct{}{}
@@ -59,6 +72,7 @@ func BenchmarkReplicas(b *testing.B) {
 				}
 			}()
 			cpu0, self0 := replicasCPU(b, ps), selfCPU()
+			counts0 := etcdCountsOf(b, ctlEtcd, platEtcd, &driverEvents)
 			prof := startComponentProfile()
 			b.ResetTimer()
 			start := time.Now()
@@ -85,6 +99,7 @@ func BenchmarkReplicas(b *testing.B) {
 			b.StopTimer()
 			cpu, self := replicasCPU(b, ps)-cpu0, selfCPU()-self0
 			byComponent := prof.stop(b)
+			counts := etcdCountsOf(b, ctlEtcd, platEtcd, &driverEvents).sub(counts0)
 			perCluster := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 			b.ReportMetric(float64(b.N)/took.Seconds(), "clusters/s")
 			b.ReportMetric(perCluster(cpu), "replica-cpu-ms/cluster")
@@ -93,10 +108,65 @@ func BenchmarkReplicas(b *testing.B) {
 				b.ReportMetric(perCluster(byComponent[controllertest.ComponentController]), "controller-cpu-ms/cluster")
 				b.ReportMetric(perCluster(byComponent[controllertest.ComponentEtcd]), "etcd-cpu-ms/cluster")
 				b.ReportMetric(perCluster(byComponent[ccrmtest.ComponentPlatform]), "platform-cpu-ms/cluster")
+				b.ReportMetric(perCluster(byComponent[ccrmtest.ComponentPlatformEtcd]), "platform-etcd-cpu-ms/cluster")
 				b.ReportMetric(perCluster(byComponent[""]), "other-cpu-ms/cluster")
 			}
+			counts.report(b)
 		})
 	}
+}
+
+// etcdCounts are the etcd requests and watch events of a benchmark's
+// parts: the controller's (its store's client, less the driver's watch,
+// which shares it), the driver's watch, the platform server's (its own
+// etcd), and the replicas': what the etcd members served less the others.
+type etcdCounts struct {
+	controller, platform, replicas etcdtest.Counts
+	driverEvents                   int64
+	server                         etcdtest.Counts // both etcds
+}
+
+func etcdCountsOf(b *testing.B, ctl, plat *etcdtest.Counter, driverEvents *atomic.Int64) etcdCounts {
+	srv, err := etcdtest.ServerCounts()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return etcdCounts{controller: ctl.Counts(), platform: plat.Counts(), driverEvents: driverEvents.Load(), server: srv}
+}
+
+func (c etcdCounts) sub(o etcdCounts) etcdCounts {
+	out := etcdCounts{controller: c.controller.Sub(o.controller), platform: c.platform.Sub(o.platform),
+		driverEvents: c.driverEvents - o.driverEvents, server: c.server.Sub(o.server)}
+	out.controller.WatchEvents -= out.driverEvents
+	// The replicas' share: the servers' counts (a Txn not split into
+	// reads and writes) less what the clients of this process sent.
+	out.replicas = out.server.Sub(out.controller).Sub(out.platform)
+	out.replicas.WatchEvents -= out.driverEvents
+	for _, in := range []etcdtest.Counts{out.controller, out.platform} {
+		out.replicas.Requests["Txn"] -= in.Requests["Txn/read"] + in.Requests["Txn/write"]
+		delete(out.replicas.Requests, "Txn/read")
+		delete(out.replicas.Requests, "Txn/write")
+	}
+	for k := range out.replicas.Requests {
+		if strings.HasPrefix(k, "mvcc/") {
+			delete(out.replicas.Requests, k)
+		}
+	}
+	return out
+}
+
+// report reports the requests per cluster by sender, and logs them all.
+func (c etcdCounts) report(b *testing.B) {
+	per := func(n int64) float64 { return float64(n) / float64(b.N) }
+	b.ReportMetric(per(c.controller.Writes()), "ctl-etcd-writes/cluster")
+	b.ReportMetric(per(c.controller.Reads()), "ctl-etcd-reads/cluster")
+	b.ReportMetric(per(c.controller.WatchEvents), "ctl-watch-events/cluster")
+	b.ReportMetric(per(c.replicas.Requests["Txn"]+c.replicas.Requests["Put"]+c.replicas.Requests["DeleteRange"]+c.replicas.Requests["Range"]), "replica-etcd-requests/cluster")
+	b.ReportMetric(per(c.replicas.WatchEvents), "replica-watch-events/cluster")
+	b.ReportMetric(per(c.server.Requests["mvcc/put"]), "etcd-keys-put/cluster")
+	b.ReportMetric(per(c.platform.Writes()+c.platform.Reads()), "platform-etcd-requests/cluster")
+	b.Logf("etcd per %d clusters: controller: %v; replicas: %v; driver: watch-events=%d; platform server: %v; servers: %v",
+		b.N, c.controller, c.replicas, c.driverEvents, c.platform, c.server)
 }
 
 // componentProfile is a CPU profile of this process that tells the parts
@@ -127,6 +197,12 @@ func (p *componentProfile) stop(b *testing.B) map[string]time.Duration {
 		return nil
 	}
 	pprof.StopCPUProfile()
+	if dir := os.Getenv(ccrmtest.EnvCPUProfileDir); dir != "" {
+		// Beside the replicas' profiles: this process's, by component.
+		if err := os.WriteFile(filepath.Join(dir, "benchmark.pprof"), p.buf.Bytes(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 	prof, err := profile.Parse(&p.buf)
 	if err != nil {
 		b.Fatalf("parse the CPU profile: %v", err)

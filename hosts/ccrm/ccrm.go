@@ -464,6 +464,9 @@ func (r *Replica) schedule(ctx context.Context, s *Session) {
 // read again from etcd, submits it to its cloudlet's engine under the
 // claim; the claim is released when the operation ends.
 func (r *Replica) claimAndRun(ctx context.Context, s *Session, c candidate) {
+	if c.takeover && !r.abandoned(ctx, c) {
+		return
+	}
 	reads := []string{r.pathOf(c.kind, c.objectKey())}
 	if c.kind != r.cloudletKind.Name() {
 		reads = append(reads, r.cloudletKind.Path(c.cloudlet))
@@ -536,6 +539,42 @@ func (r *Replica) claimAndRun(ctx context.Context, s *Session, c candidate) {
 		cancel()
 		r.finish(c, claim, h.Err())
 	})
+}
+
+// abandoned says whether an object in an *ING state whose claim is gone
+// still needs work once the object's cache has seen every claim delete
+// seen so far. The report that settles an object deletes its claim in the
+// same revision (see settles), but the claims and the objects come
+// through watches of their own: the claim's delete may come first, and
+// the object, READY at that revision, would look abandoned in its
+// *ING state. Taking it over would cost a claim and a release for
+// nothing. An object whose cache cannot tell in time is taken over, as
+// before (the claim's own read of the object decides then).
+func (r *Replica) abandoned(ctx context.Context, c candidate) bool {
+	var cache interface {
+		WaitRev(context.Context, int64) error
+	}
+	switch c.kind {
+	case r.clusterKind.Name():
+		cache = r.clusters
+	case r.appInstKind.Name():
+		cache = r.appInsts
+	case r.cloudletKind.Name():
+		cache = r.cloudlets
+	default:
+		return true
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := cache.WaitRev(wctx, r.claims.lastDelete()); err != nil {
+		return true
+	}
+	it, ok := r.index.get(c.kind, c.key)
+	if !ok {
+		return false
+	}
+	req, needed := needsWork(it.state)
+	return needed && req != it.state
 }
 
 // errSkipped marks an operation that was claimed and not run.

@@ -31,6 +31,14 @@ type Claim struct {
 
 	session *Session
 	ended   atomic.Bool
+	// released marks a claim the controller deleted with the report that
+	// settled its object (rmv1.ReportInfoRequest.release_claim): there is
+	// nothing left to release.
+	released atomic.Bool
+	// releaseWithReport marks a claim taken for one report (a resources
+	// refresh, see resourcesGuard): every report under it asks the
+	// controller to release it. Set before the claim is used.
+	releaseWithReport bool
 	// cloudlet is the object's cloudlet as read with the claim (see
 	// claimedCloudlet); set before the operation starts, then only read.
 	cloudlet *edgeproto.Cloudlet
@@ -131,9 +139,13 @@ func tryClaim(ctx context.Context, cli *clientv3.Client, s *Session, path, kind,
 }
 
 // release deletes the claim key if it is still this claim's (same create
-// revision), and marks the claim ended.
+// revision), and marks the claim ended; a claim the controller deleted
+// already (released) costs no request.
 func release(ctx context.Context, cli *clientv3.Client, c *Claim) error {
 	c.end()
+	if c.released.Load() {
+		return nil
+	}
 	_, err := cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(c.Fence.Key), "=", c.Fence.Revision)).
 		Then(clientv3.OpDelete(c.Fence.Key)).

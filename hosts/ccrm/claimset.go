@@ -19,6 +19,16 @@ type keySet struct {
 
 	mu   sync.RWMutex
 	keys map[string]string
+	// deleted is the revision of the latest delete the watch saw.
+	deleted int64
+}
+
+// lastDelete is the revision of the latest delete of a key of the set
+// seen so far.
+func (s *keySet) lastDelete() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.deleted
 }
 
 func newKeySet(cli *clientv3.Client, prefix string, log *slog.Logger, changed func()) *keySet {
@@ -59,6 +69,7 @@ func (s *keySet) start(ctx context.Context) {
 			for _, ev := range wr.Events {
 				if ev.Type == clientv3.EventTypeDelete {
 					delete(s.keys, string(ev.Kv.Key))
+					s.deleted = max(s.deleted, ev.Kv.ModRevision)
 				} else {
 					s.keys[string(ev.Kv.Key)] = string(ev.Kv.Value)
 				}

@@ -16,7 +16,11 @@
 // the claim's put), and submits the object to the engine of its cloudlet
 // under the claim (executor SubmitContext), whose lookup of that cloudlet
 // gets the copy read with the claim; the claim key is deleted when the
-// operation ends. One claim per object at a time; a replica holds at
+// operation ends: by the controller, in the transaction of the report
+// that settles the object when the replica asks it to
+// (rmv1.ReportInfoRequest.release_claim; a claim taken for a cloudlet's
+// resources refresh goes with the snapshot's report the same way), else
+// by the replica. One claim per object at a time; a replica holds at
 // most Config.Workers claims, and a busier replica waits a little longer
 // before claiming, so idle replicas take new work first. When a replica's
 // lease is lost (a crash, a pause, a partition) etcd deletes its claims

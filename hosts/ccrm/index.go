@@ -45,6 +45,14 @@ func (x *workIndex) put(it workItem) {
 	x.mu.Unlock()
 }
 
+// get returns the item of an object that needs work.
+func (x *workIndex) get(kind, key string) (workItem, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	it, ok := x.items[kind+"/"+key]
+	return it, ok
+}
+
 func (x *workIndex) del(kind, key string) {
 	x.mu.Lock()
 	delete(x.items, kind+"/"+key)

@@ -182,5 +182,7 @@ func (r *Replica) resourcesGuard(ctx context.Context, kind, key string) (context
 	if err != nil {
 		return nil, nil, err
 	}
+	// The refresh's one report, the snapshot, releases the claim with it.
+	claim.releaseWithReport = true
 	return WithClaim(ctx, claim), func() { r.releaseClaim(claim) }, nil
 }

@@ -27,6 +27,13 @@ type Reporter struct {
 	// Fence, when set, makes the report apply only while the claim it was
 	// made under is current.
 	Fence *Fence
+	// ReleaseClaim asks that the claim of Fence be deleted in the
+	// report's own transaction when the report settles its object (see
+	// settles) or changes no state of an object at rest (a cloudlet's
+	// resources snapshot), sparing the claimant a request of its own to
+	// release it; never while the object's change is in flight. Honoured
+	// only for a Fence on the object's claim key.
+	ReleaseClaim bool
 }
 
 // Fence ties a report to a claim: the report is applied only if the claim
@@ -80,18 +87,24 @@ var (
 // counted by result (applied, stale_request, stale, rejected_transition,
 // refused, error).
 func (c *Controller) ApplyInfo(ctx context.Context, rep Reporter, info proto.Message, fm *fieldmap.FieldMap) error {
-	var err error
+	_, err := c.applyReport(ctx, rep, info, fm)
+	return err
+}
+
+// applyReport is ApplyInfo that also says whether the report's
+// transaction deleted the claim of rep.Fence (Reporter.ReleaseClaim).
+func (c *Controller) applyReport(ctx context.Context, rep Reporter, info proto.Message, fm *fieldmap.FieldMap) (released bool, err error) {
 	switch i := info.(type) {
 	case *edgeproto.CloudletInfo:
-		err = applyInfo(ctx, c, c.cloudlets, rep, i, fm)
+		released, err = applyInfo(ctx, c, c.cloudlets, rep, i, fm)
 	case *edgeproto.ClusterInstInfo:
-		err = applyInfo(ctx, c, c.clusters, rep, i, fm)
+		released, err = applyInfo(ctx, c, c.clusters, rep, i, fm)
 	case *edgeproto.AppInstInfo:
-		err = applyInfo(ctx, c, c.appInsts, rep, i, fm)
+		released, err = applyInfo(ctx, c, c.appInsts, rep, i, fm)
 	case *edgeproto.TrustPolicyException:
 		err = c.applyTPEReport(ctx, rep, i, fm)
 	default:
-		return fmt.Errorf("%w: no Info kind %T", ErrReportRefused, info)
+		return false, fmt.Errorf("%w: no Info kind %T", ErrReportRefused, info)
 	}
 	c.metrics.reports.WithLabelValues(string(info.ProtoReflect().Descriptor().Name()), reportResult(err)).Inc()
 	if err != nil {
@@ -99,7 +112,20 @@ func (c *Controller) ApplyInfo(ctx context.Context, rep Reporter, info proto.Mes
 			slog.String("kind", string(info.ProtoReflect().Descriptor().Name())),
 			slog.String("key", keyOf(info)), slog.String("fields", fm.String()), slog.Any("error", err))
 	}
-	return err
+	return released, err
+}
+
+// settles reports whether a report that moves an object to state s ends
+// the change its resource manager worked on: READY or an error state (the
+// object stays), DELETE_DONE or NOT_PRESENT (it goes).
+func settles(s edgeproto.TrackedState) bool {
+	switch s {
+	case edgeproto.TrackedState_TRACKED_STATE_READY,
+		edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE,
+		edgeproto.TrackedState_TRACKED_STATE_NOT_PRESENT:
+		return true
+	}
+	return edgeproto.IsErrorState(s)
 }
 
 func keyOf(m proto.Message) string {
@@ -125,26 +151,30 @@ func reportResult(err error) string {
 	return "error"
 }
 
-func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Controller, tk *tracked[T, I], rep Reporter, info I, fm *fieldmap.FieldMap) error {
+func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Controller, tk *tracked[T, I], rep Reporter, info I, fm *fieldmap.FieldMap) (released bool, err error) {
 	if fm == nil || !fm.IsSet(keyFlag) {
-		return fmt.Errorf("%w: %s report without its key flag", ErrReportRefused, tk.info.Name())
+		return false, fmt.Errorf("%w: %s report without its key flag", ErrReportRefused, tk.info.Name())
 	}
 	if err := info.FieldSchema().Check(fm); err != nil {
-		return fmt.Errorf("%w: %v", ErrReportRefused, err)
+		return false, fmt.Errorf("%w: %v", ErrReportRefused, err)
 	}
 	key := info.GetKeyString()
 	if key == "" {
-		return fmt.Errorf("%w: %s report without a key", ErrReportRefused, tk.info.Name())
+		return false, fmt.Errorf("%w: %s report without a key", ErrReportRefused, tk.info.Name())
 	}
+	claimKey := ClaimKey(c.store.Prefix(), tk.name, key)
 	if rep.CCRM {
-		want := ClaimKey(c.store.Prefix(), tk.name, key)
 		switch {
 		case rep.Fence == nil:
-			return fmt.Errorf("%w: a CCRM reports on %s %s only under its claim (no fence)", ErrReportRefused, tk.name, key)
-		case rep.Fence.Key != want:
-			return fmt.Errorf("%w: fence key %q is not the claim key %q of %s %s", ErrReportRefused, rep.Fence.Key, want, tk.name, key)
+			return false, fmt.Errorf("%w: a CCRM reports on %s %s only under its claim (no fence)", ErrReportRefused, tk.name, key)
+		case rep.Fence.Key != claimKey:
+			return false, fmt.Errorf("%w: fence key %q is not the claim key %q of %s %s", ErrReportRefused, rep.Fence.Key, claimKey, tk.name, key)
 		}
 	}
+	// The claim goes with a report that settles the object, when asked:
+	// deleted in the report's transaction, which compares its token, so
+	// only the claim the report was made under.
+	release := rep.ReleaseClaim && rep.Fence != nil && rep.Fence.Key == claimKey
 	// The transaction's first run reads the object, its cloudlet (for a
 	// CCRM) and its Info from the controller's caches, at no round trip;
 	// the commit checks that they were current, as it checks any read, and
@@ -161,7 +191,8 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 			}
 		}
 	}
-	_, err := c.store.Txn(ctx, func(tx *store.Tx) error {
+	_, err = c.store.Txn(ctx, func(tx *store.Tx) error {
+		released = false
 		if tx.Attempt() > 1 || tk.cache == nil {
 			if err := tx.Prefetch(prefetch...); err != nil {
 				return err
@@ -212,6 +243,10 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 		if newState == edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE ||
 			(newState == edgeproto.TrackedState_TRACKED_STATE_NOT_PRESENT && edgeproto.IsDeleteState(objState)) {
 			tk.removeAll(c, tx, obj)
+			if release {
+				tx.Delete(rep.Fence.Key)
+				released = true
+			}
 			return nil
 		}
 		next := obj.Clone()
@@ -236,12 +271,23 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 				return err
 			}
 		}
+		// A report that settles the object, or one that changes no state
+		// of an object at rest (a resources snapshot), is the last of
+		// its claim; a claim of a change still in flight stays.
+		if release && (settles(newState) || newState == edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED) &&
+			!edgeproto.IsTransientState(tk.state(next)) {
+			tx.Delete(rep.Fence.Key)
+			released = true
+		}
 		return tk.info.TxPut(tx, cur)
 	})
-	if err != nil && errors.Is(err, store.ErrPrecondition) && rep.Fence != nil {
-		return fmt.Errorf("%w: claim %s is no longer at revision %d", ErrStaleReport, rep.Fence.Key, rep.Fence.Revision)
+	if err != nil {
+		released = false
+		if errors.Is(err, store.ErrPrecondition) && rep.Fence != nil {
+			return false, fmt.Errorf("%w: claim %s is no longer at revision %d", ErrStaleReport, rep.Fence.Key, rep.Fence.Revision)
+		}
 	}
-	return err
+	return released, err
 }
 
 // checkRequest refuses a report that answers an earlier request than the

@@ -47,14 +47,14 @@ func (s *reportService) ReportInfo(ctx context.Context, req *rmv1.ReportInfoRequ
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}
-	rep := Reporter{CCRM: p.CCRM}
+	rep := Reporter{CCRM: p.CCRM, ReleaseClaim: req.GetReleaseClaim()}
 	if f := req.GetFence(); f != nil {
 		rep.Fence = &Fence{Key: f.GetKey(), Revision: f.GetRevision()}
 	}
-	err = s.c.ApplyInfo(ctx, rep, info, fm)
+	released, err := s.c.applyReport(ctx, rep, info, fm)
 	switch {
 	case err == nil:
-		return &rmv1.ReportInfoResponse{Applied: true}, nil
+		return &rmv1.ReportInfoResponse{Applied: true, ClaimReleased: released}, nil
 	case isVerdict(err):
 		return &rmv1.ReportInfoResponse{Reason: err.Error()}, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/pprof"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,7 +16,9 @@ import (
 	"github.com/edgekit/edgekit/hosts/ccrm"
 	"github.com/edgekit/edgekit/hosts/ccrm/reservations"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
+	"github.com/edgekit/edgekit/internal/testenv/etcdtest"
 	"github.com/edgekit/edgekit/platforms/fake"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -34,7 +37,24 @@ type RegionOptions struct {
 	ServerOptions []grpc.ServerOption
 	// Logger receives the controller's logs; nil discards them.
 	Logger *slog.Logger
+	// StoreDialOptions go to the etcd client of the controller's store
+	// (see controllertest.Options).
+	StoreDialOptions []grpc.DialOption
+	// PlatformEtcd keeps the platform server's reservations in an etcd
+	// of their own, run under the profiler label
+	// component=platform-etcd (ComponentPlatformEtcd), instead of the
+	// controller's: the controller's etcd then serves the region alone,
+	// as it would with a real platform of its own, and a benchmark can
+	// tell the two costs apart. PlatformEtcdDialOptions go to that etcd's
+	// client.
+	PlatformEtcd            bool
+	PlatformEtcdDialOptions []grpc.DialOption
 }
+
+// ComponentPlatformEtcd is the value of the profiler label
+// controllertest.ComponentLabel under which the platform server's own etcd
+// (RegionOptions.PlatformEtcd) and its client run.
+const ComponentPlatformEtcd = "platform-etcd"
 
 // Region is a controller on embedded etcd, a platform server with one fake
 // platform, a flavor, an App and cloudlets served by the CCRM: what CCRM
@@ -88,8 +108,21 @@ func NewRegion(t testing.TB, o RegionOptions) *Region {
 	if o.Cloudlets == 0 {
 		o.Cloudlets = 3
 	}
-	env := controllertest.Start(t, controllertest.Options{Members: o.Members, ServerOptions: o.ServerOptions, Logger: o.Logger})
-	res, err := reservations.New(env.Store.Client(), env.Store.Prefix()+reservations.Prefix, reservations.Options{})
+	env := controllertest.Start(t, controllertest.Options{Members: o.Members, ServerOptions: o.ServerOptions, Logger: o.Logger,
+		StoreDialOptions: o.StoreDialOptions})
+	resCli := env.Store.Client()
+	if o.PlatformEtcd {
+		pprof.Do(context.Background(), pprof.Labels(controllertest.ComponentLabel, ComponentPlatformEtcd), func(context.Context) {
+			srv := etcdtest.New(t)
+			var err error
+			resCli, err = clientv3.New(clientv3.Config{Endpoints: srv.Endpoints(), DialTimeout: 10 * time.Second, DialOptions: o.PlatformEtcdDialOptions})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+		t.Cleanup(func() { _ = resCli.Close() })
+	}
+	res, err := reservations.New(resCli, env.Store.Prefix()+reservations.Prefix, reservations.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,11 @@ type Options struct {
 	// client the controller's store uses (a client of its own, to count
 	// or observe what the controller asks of etcd).
 	StoreInterceptor grpc.UnaryClientInterceptor
+	// StoreDialOptions, when set, are dial options of a client of its
+	// own for the controller's store, as StoreInterceptor (with which
+	// they combine): etcdtest.Counter's, to count the requests and the
+	// watch events of the controller.
+	StoreDialOptions []grpc.DialOption
 	// KeyProvider, when set, makes the store encrypt the secrets it holds
 	// with data keys it wraps, as controller.Run does with its key file.
 	KeyProvider atrest.KeyProvider
@@ -120,10 +125,16 @@ func Start(t testing.TB, opts Options) *Env {
 			cli = e.Etcd.Client()
 		}
 	})
-	if opts.StoreInterceptor != nil {
+	if opts.StoreInterceptor != nil || len(opts.StoreDialOptions) > 0 {
+		dopts := append([]grpc.DialOption(nil), opts.StoreDialOptions...)
+		if opts.StoreInterceptor != nil {
+			dopts = append(dopts, grpc.WithChainUnaryInterceptor(opts.StoreInterceptor))
+		}
 		var err error
-		cli, err = clientv3.New(clientv3.Config{Endpoints: e.EtcdEndpoints(), DialTimeout: 10 * time.Second,
-			DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(opts.StoreInterceptor)}})
+		// Its connection's goroutines are etcd's, as the shared client's.
+		pprof.Do(context.Background(), pprof.Labels(ComponentLabel, ComponentEtcd), func(context.Context) {
+			cli, err = clientv3.New(clientv3.Config{Endpoints: e.EtcdEndpoints(), DialTimeout: 10 * time.Second, DialOptions: dopts})
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

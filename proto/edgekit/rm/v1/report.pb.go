@@ -95,7 +95,16 @@ type ReportInfoRequest struct {
 	// optionally followed by ":add" or ":remove".
 	Fields []string `protobuf:"bytes,4,rep,name=fields,proto3" json:"fields,omitempty"`
 	// The claim the report was made under, if any.
-	Fence         *Fence `protobuf:"bytes,5,opt,name=fence,proto3" json:"fence,omitempty"`
+	Fence *Fence `protobuf:"bytes,5,opt,name=fence,proto3" json:"fence,omitempty"`
+	// The report is the last of its claim: its operation's outcome (READY,
+	// an error state, DELETE_DONE), or the one report of a claim taken for
+	// it (a cloudlet's resources snapshot). When it is applied, the
+	// controller deletes the claim key of fence in the same transaction, so
+	// that the claimant need not release it with a request of its own (see
+	// ReportInfoResponse.claim_released). The claim is left alone while the
+	// object's change is in flight (a state in progress, or a newer request
+	// already waiting).
+	ReleaseClaim  bool `protobuf:"varint,7,opt,name=release_claim,json=releaseClaim,proto3" json:"release_claim,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -187,6 +196,13 @@ func (x *ReportInfoRequest) GetFence() *Fence {
 	return nil
 }
 
+func (x *ReportInfoRequest) GetReleaseClaim() bool {
+	if x != nil {
+		return x.ReleaseClaim
+	}
+	return false
+}
+
 type isReportInfoRequest_Info interface {
 	isReportInfoRequest_Info()
 }
@@ -229,7 +245,12 @@ type ReportInfoResponse struct {
 	// that is no longer current); such a report must not be retried.
 	Applied bool `protobuf:"varint,1,opt,name=applied,proto3" json:"applied,omitempty"`
 	// Why the report was not applied.
-	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The report was applied and the claim of its fence deleted with it
+	// (release_claim): the claimant holds it no longer. When false, the
+	// claimant releases its claim itself, as before (a controller that
+	// does not know release_claim never sets it).
+	ClaimReleased bool `protobuf:"varint,3,opt,name=claim_released,json=claimReleased,proto3" json:"claim_released,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -278,6 +299,13 @@ func (x *ReportInfoResponse) GetReason() string {
 	return ""
 }
 
+func (x *ReportInfoResponse) GetClaimReleased() bool {
+	if x != nil {
+		return x.ClaimReleased
+	}
+	return false
+}
+
 var File_edgekit_rm_v1_report_proto protoreflect.FileDescriptor
 
 const file_edgekit_rm_v1_report_proto_rawDesc = "" +
@@ -285,18 +313,20 @@ const file_edgekit_rm_v1_report_proto_rawDesc = "" +
 	"\x1aedgekit/rm/v1/report.proto\x12\redgekit.rm.v1\x1a\x1bedgeproto/v1/app_inst.proto\x1a\x1bedgeproto/v1/cloudlet.proto\x1a\x1fedgeproto/v1/cluster_inst.proto\x1a\x1fedgeproto/v1/trust_policy.proto\"5\n" +
 	"\x05Fence\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x03R\brevision\"\x8c\x03\n" +
+	"\brevision\x18\x02 \x01(\x03R\brevision\"\xb1\x03\n" +
 	"\x11ReportInfoRequest\x12A\n" +
 	"\rcloudlet_info\x18\x01 \x01(\v2\x1a.edgeproto.v1.CloudletInfoH\x00R\fcloudletInfo\x12K\n" +
 	"\x11cluster_inst_info\x18\x02 \x01(\v2\x1d.edgeproto.v1.ClusterInstInfoH\x00R\x0fclusterInstInfo\x12?\n" +
 	"\rapp_inst_info\x18\x03 \x01(\v2\x19.edgeproto.v1.AppInstInfoH\x00R\vappInstInfo\x12Z\n" +
 	"\x16trust_policy_exception\x18\x06 \x01(\v2\".edgeproto.v1.TrustPolicyExceptionH\x00R\x14trustPolicyException\x12\x16\n" +
 	"\x06fields\x18\x04 \x03(\tR\x06fields\x12*\n" +
-	"\x05fence\x18\x05 \x01(\v2\x14.edgekit.rm.v1.FenceR\x05fenceB\x06\n" +
-	"\x04info\"F\n" +
+	"\x05fence\x18\x05 \x01(\v2\x14.edgekit.rm.v1.FenceR\x05fence\x12#\n" +
+	"\rrelease_claim\x18\a \x01(\bR\freleaseClaimB\x06\n" +
+	"\x04info\"m\n" +
 	"\x12ReportInfoResponse\x12\x18\n" +
 	"\aapplied\x18\x01 \x01(\bR\aapplied\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason2b\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12%\n" +
+	"\x0eclaim_released\x18\x03 \x01(\bR\rclaimReleased2b\n" +
 	"\rReportService\x12Q\n" +
 	"\n" +
 	"ReportInfo\x12 .edgekit.rm.v1.ReportInfoRequest\x1a!.edgekit.rm.v1.ReportInfoResponseB5Z3github.com/edgekit/edgekit/proto/edgekit/rm/v1;rmv1b\x06proto3"

@@ -194,6 +194,7 @@ const (
 	ReportInfoRequestFieldTrustPolicyExceptionInstancesClusterKeyName           = "6.4.5.1"   // trust_policy_exception.instances.cluster_key.name
 	ReportInfoRequestFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "6.4.5.2"   // trust_policy_exception.instances.cluster_key.organization
 	ReportInfoRequestFieldTrustPolicyExceptionDeleting                          = "6.5"       // trust_policy_exception.deleting
+	ReportInfoRequestFieldReleaseClaim                                          = "7"         // release_claim
 )
 
 var _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.CloudletKey{}), Fields: []fieldmap.ShapeField{
@@ -388,6 +389,7 @@ var _ReportInfoRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportInfoReq
 	{Number: 4, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ReportInfoRequest{}.Fields), Op: fieldmap.OpListString},
 	{Number: 5, Name: "fence", Kind: fieldmap.KindMessage, Sub: _Fence_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ReportInfoRequest{}.Fence)}},
 	{Number: 6, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_TrustPolicyException, *edgeproto.TrustPolicyException]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
+	{Number: 7, Name: "release_claim", Off: unsafe.Offsetof(ReportInfoRequest{}.ReleaseClaim), Op: fieldmap.OpBool},
 }}
 
 var _ReportInfoRequest_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoRequest", _ReportInfoRequest_shape, false)
@@ -468,6 +470,7 @@ var ReportInfoRequestAllFields = []string{
 	ReportInfoRequestFieldTrustPolicyExceptionOutboundSecurityRules,
 	ReportInfoRequestFieldTrustPolicyExceptionInstances,
 	ReportInfoRequestFieldTrustPolicyExceptionDeleting,
+	ReportInfoRequestFieldReleaseClaim,
 }
 
 // FieldSchema returns the field flags of ReportInfoRequest.
@@ -480,13 +483,15 @@ func NewReportInfoRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 
 // Field flags of ReportInfoResponse: dot-joined field numbers from ReportInfoResponse.
 const (
-	ReportInfoResponseFieldApplied = "1" // applied
-	ReportInfoResponseFieldReason  = "2" // reason
+	ReportInfoResponseFieldApplied       = "1" // applied
+	ReportInfoResponseFieldReason        = "2" // reason
+	ReportInfoResponseFieldClaimReleased = "3" // claim_released
 )
 
 var _ReportInfoResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportInfoResponse{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "applied", Off: unsafe.Offsetof(ReportInfoResponse{}.Applied), Op: fieldmap.OpBool},
 	{Number: 2, Name: "reason", Off: unsafe.Offsetof(ReportInfoResponse{}.Reason), Op: fieldmap.OpString},
+	{Number: 3, Name: "claim_released", Off: unsafe.Offsetof(ReportInfoResponse{}.ClaimReleased), Op: fieldmap.OpBool},
 }}
 
 var _ReportInfoResponse_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoResponse", _ReportInfoResponse_shape, false)
@@ -495,6 +500,7 @@ var _ReportInfoResponse_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.Rep
 var ReportInfoResponseAllFields = []string{
 	ReportInfoResponseFieldApplied,
 	ReportInfoResponseFieldReason,
+	ReportInfoResponseFieldClaimReleased,
 }
 
 // FieldSchema returns the field flags of ReportInfoResponse.
@@ -535,6 +541,7 @@ func (m *ReportInfoRequest) Clone() *ReportInfoRequest {
 func (m *ReportInfoRequest) cloneTo(c *ReportInfoRequest) *ReportInfoRequest {
 	c.Fields = slices.Clone(m.Fields)
 	c.Fence = m.Fence.Clone()
+	c.ReleaseClaim = m.ReleaseClaim
 	switch v := m.Info.(type) {
 	case *ReportInfoRequest_CloudletInfo:
 		if v != nil {
@@ -571,6 +578,7 @@ func (m *ReportInfoResponse) Clone() *ReportInfoResponse {
 func (m *ReportInfoResponse) cloneTo(c *ReportInfoResponse) *ReportInfoResponse {
 	c.Applied = m.Applied
 	c.Reason = m.Reason
+	c.ClaimReleased = m.ClaimReleased
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -595,7 +603,8 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 		return eq
 	}
 	if !slices.Equal(m.Fields, o.Fields) ||
-		!m.Fence.Equal(o.Fence) {
+		!m.Fence.Equal(o.Fence) ||
+		m.ReleaseClaim != o.ReleaseClaim {
 		return false
 	}
 	switch a := m.Info.(type) {
@@ -681,7 +690,8 @@ func (m *ReportInfoResponse) Equal(o *ReportInfoResponse) bool {
 		return eq
 	}
 	if m.Applied != o.Applied ||
-		m.Reason != o.Reason {
+		m.Reason != o.Reason ||
+		m.ClaimReleased != o.ClaimReleased {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -879,6 +889,10 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 		if d1 != nil {
 			n += _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_copyInAt(d1, s1, fm, at+118, fm.Window(at+118))
 		}
+	}
+	cw2 := fm.Window(at + 128)
+	if cw2.Cover&(1<<18) != 0 && m.ReleaseClaim != src.ReleaseClaim {
+		m.ReleaseClaim, n = src.ReleaseClaim, n+1
 	}
 	return n
 }
@@ -1616,6 +1630,9 @@ func (m *ReportInfoResponse) copyInAt(src *ReportInfoResponse, fm *fieldmap.Fiel
 	}
 	if win.Cover&(1<<1) != 0 && m.Reason != src.Reason {
 		m.Reason, n = src.Reason, n+1
+	}
+	if win.Cover&(1<<2) != 0 && m.ClaimReleased != src.ClaimReleased {
+		m.ClaimReleased, n = src.ClaimReleased, n+1
 	}
 	return n
 }
