@@ -53,9 +53,11 @@ func (f *feature) message(mm *gen.Message) {
 	name := mm.GoIdent.GoName
 	g.P("// Equal reports whether m and o are equal under proto.Equal's rules.")
 	g.P("func (", m, " *", name, ") Equal(", o, " *", name, ") bool {")
-	ptr := g.Ident(gen.UnsafePackage, "Pointer")
-	g.P("if eq, done := ", g.Fieldmap("EqualPointers"), "(", ptr, "(", m, "), ", ptr, "(", o, ")); done {")
-	g.P("return eq")
+	g.P("if ", m, " == ", o, " {")
+	g.P("return true")
+	g.P("}")
+	g.P("if ", m, " == nil || ", o, " == nil {")
+	g.P("return false")
 	g.P("}")
 	for _, fd := range mm.Fields {
 		if gen.InOneof(fd) {
@@ -93,7 +95,9 @@ func (f *feature) message(mm *gen.Message) {
 		g.P("return false")
 		g.P("}")
 	}
-	g.P("return string(", m, ".unknownFields) == string(", o, ".unknownFields) || ", g.Fieldmap("EqualUnknown"), "(", m, ".unknownFields, ", o, ".unknownFields)")
+	// The slow comparison is passed as a parameter: see
+	// fieldmap.EqualUnknownFields.
+	g.P("return ", g.Fieldmap("EqualUnknownFields"), "(", m, ".unknownFields, ", o, ".unknownFields, ", g.Fieldmap("EqualUnknown"), ")")
 	g.P("}")
 	g.P()
 	for _, of := range oneofs(mm) {
@@ -157,23 +161,13 @@ func (f *feature) notEqualReturn(fd *protogen.Field, a, b string) {
 	}
 }
 
-// flush emits one statement returning false when any of the pending
-// conditions holds, one condition a line.
+// flush emits one statement returning false for each pending condition:
+// separate statements compile to a test and a branch each, where one
+// condition joined by || materialises some of its operands as booleans.
 func (f *feature) flush() {
 	g := f.g
-	for i, c := range f.conds {
-		switch {
-		case len(f.conds) == 1:
-			g.P("if ", c, " {")
-		case i == 0:
-			g.P("if ", c, " ||")
-		case i == len(f.conds)-1:
-			g.P(c, " {")
-		default:
-			g.P(c, " ||")
-		}
-	}
-	if len(f.conds) > 0 {
+	for _, c := range f.conds {
+		g.P("if ", c, " {")
 		g.P("return false")
 		g.P("}")
 	}
