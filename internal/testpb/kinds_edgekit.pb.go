@@ -1601,8 +1601,13 @@ func (m *Top) Equal(o *Top) bool {
 	if !maps.Equal(m.Labels, o.Labels) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) {
+	if len(m.LeafMap) != len(o.LeafMap) {
 		return false
+	}
+	for k, x := range m.LeafMap {
+		if y, ok := o.LeafMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Leaf).Equal) {
+			return false
+		}
 	}
 	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
 		return false
@@ -1636,13 +1641,18 @@ func (m *Top) Equal(o *Top) bool {
 	})(m.Label, o.Label) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.LabelsOther, o.LabelsOther, func(x, y *other.Label) bool {
-		if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
-			return e.Equal(y)
-		}
-		return fieldmap.Equal(x, y)
-	}) {
+	if len(m.LabelsOther) != len(o.LabelsOther) {
 		return false
+	}
+	for i, x := range m.LabelsOther {
+		if y := o.LabelsOther[i]; x != y && !fieldmap.EqualElem(x, y, func(x, y *other.Label) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		}) {
+			return false
+		}
 	}
 	if m.Password != o.Password {
 		return false
@@ -1650,13 +1660,18 @@ func (m *Top) Equal(o *Top) bool {
 	if !m.AtomicLeaf.Equal(o.AtomicLeaf) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, func(x, y *other.Label) bool {
-		if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
-			return e.Equal(y)
-		}
-		return fieldmap.Equal(x, y)
-	}) {
+	if len(m.LabelMap) != len(o.LabelMap) {
 		return false
+	}
+	for k, x := range m.LabelMap {
+		if y, ok := o.LabelMap[k]; !ok || x != y && !fieldmap.EqualElem(x, y, func(x, y *other.Label) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		}) {
+			return false
+		}
 	}
 	if !m.Empty.Equal(o.Empty) {
 		return false
@@ -1883,8 +1898,13 @@ func (m *Outer) Equal(o *Outer) bool {
 			return false
 		}
 	}
-	if !fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*Outer_Inner).Equal) {
+	if len(m.InnerMap) != len(o.InnerMap) {
 		return false
+	}
+	for k, x := range m.InnerMap {
+		if y, ok := o.InnerMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Outer_Inner).Equal) {
+			return false
+		}
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -1928,8 +1948,13 @@ func (m *Secrets) Equal(o *Secrets) bool {
 			return false
 		}
 	}
-	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) {
+	if len(m.LeafMap) != len(o.LeafMap) {
 		return false
+	}
+	for k, x := range m.LeafMap {
+		if y, ok := o.LeafMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Leaf).Equal) {
+			return false
+		}
 	}
 	if !m.Outer.Equal(o.Outer) {
 		return false

@@ -226,8 +226,13 @@ func (m *Modern) Equal(o *Modern) bool {
 	if !fieldmap.EqualImplicitFloat64(m.Ratio, o.Ratio) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.Parts, o.Parts, (*Part).Equal) {
+	if len(m.Parts) != len(o.Parts) {
 		return false
+	}
+	for k, x := range m.Parts {
+		if y, ok := o.Parts[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Part).Equal) {
+			return false
+		}
 	}
 	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
 		return false

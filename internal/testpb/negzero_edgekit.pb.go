@@ -192,13 +192,18 @@ func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
 			return false
 		}
 	}
-	if !fieldmap.EqualMessageListFunc(m.Plains, o.Plains, func(x, y *plain.Plain) bool {
-		if e, ok := any(x).(fieldmap.Equaler[*plain.Plain]); ok {
-			return e.Equal(y)
-		}
-		return fieldmap.Equal(x, y)
-	}) {
+	if len(m.Plains) != len(o.Plains) {
 		return false
+	}
+	for i, x := range m.Plains {
+		if y := o.Plains[i]; x != y && !fieldmap.EqualElem(x, y, func(x, y *plain.Plain) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*plain.Plain]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		}) {
+			return false
+		}
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

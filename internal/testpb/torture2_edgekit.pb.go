@@ -1211,8 +1211,13 @@ func (m *TortureGroups) Equal(o *TortureGroups) bool {
 	if !maps.Equal(m.SignMap, o.SignMap) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*TortureDefaults_Inner).Equal) {
+	if len(m.InnerMap) != len(o.InnerMap) {
 		return false
+	}
+	for k, x := range m.InnerMap {
+		if y, ok := o.InnerMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDefaults_Inner).Equal) {
+			return false
+		}
 	}
 	if !slices.Equal(m.Signs, o.Signs) {
 		return false

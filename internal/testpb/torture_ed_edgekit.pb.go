@@ -568,8 +568,13 @@ func (m *TortureEdition) Equal(o *TortureEdition) bool {
 	if !fieldmap.EqualPtr(m.Raw, o.Raw) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.PartMap, o.PartMap, (*TortureEditionPart).Equal) {
+	if len(m.PartMap) != len(o.PartMap) {
 		return false
+	}
+	for k, x := range m.PartMap {
+		if y, ok := o.PartMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureEditionPart).Equal) {
+			return false
+		}
 	}
 	if !m.Self.Equal(o.Self) {
 		return false

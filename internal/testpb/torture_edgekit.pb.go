@@ -2921,8 +2921,13 @@ func (m *TortureDeep_L1_L2) Equal(o *TortureDeep_L1_L2) bool {
 	if !m.L3.Equal(o.L3) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
+	if len(m.L4Map) != len(o.L4Map) {
 		return false
+	}
+	for k, x := range m.L4Map {
+		if y, ok := o.L4Map[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDeep_L1_L2_L3_L4).Equal) {
+			return false
+		}
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -2997,13 +3002,18 @@ func (m *TortureMaps) Equal(o *TortureMaps) bool {
 	if !fieldmap.EqualMapFunc(m.BytesMap, o.BytesMap, bytes.Equal) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, func(x, y *other.Label) bool {
-		if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
-			return e.Equal(y)
-		}
-		return fieldmap.Equal(x, y)
-	}) {
+	if len(m.LabelMap) != len(o.LabelMap) {
 		return false
+	}
+	for k, x := range m.LabelMap {
+		if y, ok := o.LabelMap[k]; !ok || x != y && !fieldmap.EqualElem(x, y, func(x, y *other.Label) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		}) {
+			return false
+		}
 	}
 	if !fieldmap.EqualMapFunc(m.DoubleMap, o.DoubleMap, fieldmap.EqualFloat64) {
 		return false
@@ -3011,14 +3021,24 @@ func (m *TortureMaps) Equal(o *TortureMaps) bool {
 	if !fieldmap.EqualMapFunc(m.FloatMap, o.FloatMap, fieldmap.EqualFloat32) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.SelfMap, o.SelfMap, (*TortureMaps).Equal) {
+	if len(m.SelfMap) != len(o.SelfMap) {
 		return false
+	}
+	for k, x := range m.SelfMap {
+		if y, ok := o.SelfMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureMaps).Equal) {
+			return false
+		}
 	}
 	if !maps.Equal(m.Fixed32Map, o.Fixed32Map) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.EmptyMap, o.EmptyMap, (*Empty).Equal) {
+	if len(m.EmptyMap) != len(o.EmptyMap) {
 		return false
+	}
+	for k, x := range m.EmptyMap {
+		if y, ok := o.EmptyMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Empty).Equal) {
+			return false
+		}
 	}
 	if !fieldmap.EqualMessageMapFunc(m.TsMap, o.TsMap, fieldmap.EqualTimestamp) {
 		return false
@@ -3029,14 +3049,24 @@ func (m *TortureMaps) Equal(o *TortureMaps) bool {
 	if !maps.Equal(m.ColorMap, o.ColorMap) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.NamesMap, o.NamesMap, (*TortureNames).Equal) {
+	if len(m.NamesMap) != len(o.NamesMap) {
 		return false
+	}
+	for k, x := range m.NamesMap {
+		if y, ok := o.NamesMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureNames).Equal) {
+			return false
+		}
 	}
 	if !maps.Equal(m.BoolMap, o.BoolMap) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
+	if len(m.L4Map) != len(o.L4Map) {
 		return false
+	}
+	for k, x := range m.L4Map {
+		if y, ok := o.L4Map[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDeep_L1_L2_L3_L4).Equal) {
+			return false
+		}
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -3100,8 +3130,13 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 	if !slices.Equal(m.Secrets, o.Secrets) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.EmptyMap, o.EmptyMap, (*Empty).Equal) {
+	if len(m.EmptyMap) != len(o.EmptyMap) {
 		return false
+	}
+	for k, x := range m.EmptyMap {
+		if y, ok := o.EmptyMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Empty).Equal) {
+			return false
+		}
 	}
 	if !fieldmap.EqualMessageListFunc(m.ByteValues, o.ByteValues, fieldmap.EqualBytesValue) {
 		return false
@@ -3397,8 +3432,13 @@ func (m *TortureOnlyMap) Equal(o *TortureOnlyMap) bool {
 	if m == nil || o == nil {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.Children, o.Children, (*TortureOnlyMap).Equal) {
+	if len(m.Children) != len(o.Children) {
 		return false
+	}
+	for k, x := range m.Children {
+		if y, ok := o.Children[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureOnlyMap).Equal) {
+			return false
+		}
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -3499,8 +3539,13 @@ func (m *TortureCycleC) Equal(o *TortureCycleC) bool {
 	if !m.A.Equal(o.A) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.Bs, o.Bs, (*TortureCycleB).Equal) {
+	if len(m.Bs) != len(o.Bs) {
 		return false
+	}
+	for k, x := range m.Bs {
+		if y, ok := o.Bs[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureCycleB).Equal) {
+			return false
+		}
 	}
 	if m.Secret != o.Secret {
 		return false
@@ -3893,11 +3938,21 @@ func (m *TortureKey) Equal(o *TortureKey) bool {
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.ByName, o.ByName, (*TortureKeyValue).Equal) {
+	if len(m.ByName) != len(o.ByName) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.Deeps, o.Deeps, (*TortureDeep).Equal) {
+	for k, x := range m.ByName {
+		if y, ok := o.ByName[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureKeyValue).Equal) {
+			return false
+		}
+	}
+	if len(m.Deeps) != len(o.Deeps) {
 		return false
+	}
+	for k, x := range m.Deeps {
+		if y, ok := o.Deeps[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDeep).Equal) {
+			return false
+		}
 	}
 	if len(m.Keys) != len(o.Keys) {
 		return false

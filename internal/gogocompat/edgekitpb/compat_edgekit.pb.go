@@ -502,8 +502,13 @@ func (m *Site) Equal(o *Site) bool {
 	if !m.Status.Equal(o.Status) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.Pools, o.Pools, (*Resources).Equal) {
+	if len(m.Pools) != len(o.Pools) {
 		return false
+	}
+	for k, x := range m.Pools {
+		if y, ok := o.Pools[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Resources).Equal) {
+			return false
+		}
 	}
 	if !fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.EqualTimestamp) {
 		return false

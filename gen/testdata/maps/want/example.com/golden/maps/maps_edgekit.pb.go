@@ -155,8 +155,13 @@ func (m *Maps) Equal(o *Maps) bool {
 	if !fieldmap.EqualMapFunc(m.Blobs, o.Blobs, bytes.Equal) {
 		return false
 	}
-	if !fieldmap.EqualMessageMapFunc(m.Values, o.Values, (*Value).Equal) {
+	if len(m.Values) != len(o.Values) {
 		return false
+	}
+	for k, x := range m.Values {
+		if y, ok := o.Values[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Value).Equal) {
+			return false
+		}
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -192,8 +192,13 @@ func (m *Holder) Equal(o *Holder) bool {
 			return false
 		}
 	}
-	if !fieldmap.EqualMessageMapFunc(m.ExtMap, o.ExtMap, (*Extensible).Equal) {
+	if len(m.ExtMap) != len(o.ExtMap) {
 		return false
+	}
+	for k, x := range m.ExtMap {
+		if y, ok := o.ExtMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Extensible).Equal) {
+			return false
+		}
 	}
 	if !m.Plain.Equal(o.Plain) {
 		return false
@@ -206,8 +211,13 @@ func (m *Holder) Equal(o *Holder) bool {
 			return false
 		}
 	}
-	if !fieldmap.EqualMessageMapFunc(m.PlainMap, o.PlainMap, (*Plain).Equal) {
+	if len(m.PlainMap) != len(o.PlainMap) {
 		return false
+	}
+	for k, x := range m.PlainMap {
+		if y, ok := o.PlainMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Plain).Equal) {
+			return false
+		}
 	}
 	switch a := m.Pick.(type) {
 	case *Holder_PickExt:

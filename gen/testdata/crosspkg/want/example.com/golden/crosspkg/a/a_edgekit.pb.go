@@ -95,13 +95,18 @@ func (m *Holder) Equal(o *Holder) bool {
 	})(m.Shared, o.Shared) {
 		return false
 	}
-	if !fieldmap.EqualMessageListFunc(m.Many, o.Many, func(x, y *b.Shared) bool {
-		if e, ok := any(x).(fieldmap.Equaler[*b.Shared]); ok {
-			return e.Equal(y)
-		}
-		return fieldmap.Equal(x, y)
-	}) {
+	if len(m.Many) != len(o.Many) {
 		return false
+	}
+	for i, x := range m.Many {
+		if y := o.Many[i]; x != y && !fieldmap.EqualElem(x, y, func(x, y *b.Shared) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*b.Shared]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		}) {
+			return false
+		}
 	}
 	if m.Kind != o.Kind {
 		return false
