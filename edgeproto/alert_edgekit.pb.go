@@ -150,34 +150,60 @@ func (m *Alert) cloneTo(c *Alert) *Alert {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AlertKey) Equal(o *AlertKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.CloudletKey.Equal(o.CloudletKey) ||
-		m.Resource != o.Resource {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.CloudletKey.Equal(o.CloudletKey) {
+		return false
+	}
+	if m.Resource != o.Resource {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Alert) Equal(o *Alert) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		m.Name != o.Name ||
-		m.Used != o.Used ||
-		m.Quota != o.Quota ||
-		m.Units != o.Units ||
-		m.Threshold != o.Threshold ||
-		m.UsagePercent != o.UsagePercent ||
-		m.Description != o.Description ||
-		!fieldmap.EqualTimestamp(m.ActiveAt, o.ActiveAt) ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Used != o.Used {
+		return false
+	}
+	if m.Quota != o.Quota {
+		return false
+	}
+	if m.Units != o.Units {
+		return false
+	}
+	if m.Threshold != o.Threshold {
+		return false
+	}
+	if m.UsagePercent != o.UsagePercent {
+		return false
+	}
+	if m.Description != o.Description {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.ActiveAt, o.ActiveAt) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -86,17 +86,28 @@ func (m *Progress) cloneTo(c *Progress) *Progress {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Progress) Equal(o *Progress) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.State != o.State ||
-		m.Message != o.Message ||
-		!slices.Equal(m.Errors, o.Errors) ||
-		!m.Status.Equal(o.Status) ||
-		m.Final != o.Final {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.State != o.State {
+		return false
+	}
+	if m.Message != o.Message {
+		return false
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		return false
+	}
+	if !m.Status.Equal(o.Status) {
+		return false
+	}
+	if m.Final != o.Final {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -359,57 +359,97 @@ func (m *App) cloneTo(c *App) *App {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Port) Equal(o *Port) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Proto != o.Proto ||
-		m.InternalPort != o.InternalPort ||
-		m.PublicPort != o.PublicPort ||
-		m.EndPort != o.EndPort ||
-		m.Tls != o.Tls ||
-		m.FqdnPrefix != o.FqdnPrefix ||
-		m.MaxPktSize != o.MaxPktSize {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Proto != o.Proto {
+		return false
+	}
+	if m.InternalPort != o.InternalPort {
+		return false
+	}
+	if m.PublicPort != o.PublicPort {
+		return false
+	}
+	if m.EndPort != o.EndPort {
+		return false
+	}
+	if m.Tls != o.Tls {
+		return false
+	}
+	if m.FqdnPrefix != o.FqdnPrefix {
+		return false
+	}
+	if m.MaxPktSize != o.MaxPktSize {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConfigFile) Equal(o *ConfigFile) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Kind != o.Kind ||
-		m.Config != o.Config {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Kind != o.Kind {
+		return false
+	}
+	if m.Config != o.Config {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *EnvVar) Equal(o *EnvVar) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.Value != o.Value ||
-		m.Secret != o.Secret ||
-		m.SecretValue != o.SecretValue {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Value != o.Value {
+		return false
+	}
+	if m.Secret != o.Secret {
+		return false
+	}
+	if m.SecretValue != o.SecretValue {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *App) Equal(o *App) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		m.ImageType != o.ImageType ||
-		m.ImagePath != o.ImagePath ||
-		m.Deployment != o.Deployment ||
-		m.AccessPorts != o.AccessPorts {
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.ImageType != o.ImageType {
+		return false
+	}
+	if m.ImagePath != o.ImagePath {
+		return false
+	}
+	if m.Deployment != o.Deployment {
+		return false
+	}
+	if m.AccessPorts != o.AccessPorts {
 		return false
 	}
 	if len(m.Ports) != len(o.Ports) {
@@ -420,8 +460,10 @@ func (m *App) Equal(o *App) bool {
 			return false
 		}
 	}
-	if m.Command != o.Command ||
-		!slices.Equal(m.Args, o.Args) {
+	if m.Command != o.Command {
+		return false
+	}
+	if !slices.Equal(m.Args, o.Args) {
 		return false
 	}
 	if len(m.Configs) != len(o.Configs) {
@@ -440,10 +482,16 @@ func (m *App) Equal(o *App) bool {
 			return false
 		}
 	}
-	if m.HealthCheck != o.HealthCheck ||
-		m.HealthCheckPath != o.HealthCheckPath ||
-		m.DefaultFlavor != o.DefaultFlavor ||
-		m.DeploymentManifest != o.DeploymentManifest {
+	if m.HealthCheck != o.HealthCheck {
+		return false
+	}
+	if m.HealthCheckPath != o.HealthCheckPath {
+		return false
+	}
+	if m.DefaultFlavor != o.DefaultFlavor {
+		return false
+	}
+	if m.DeploymentManifest != o.DeploymentManifest {
 		return false
 	}
 	if len(m.RequiredOutboundConnections) != len(o.RequiredOutboundConnections) {
@@ -454,14 +502,22 @@ func (m *App) Equal(o *App) bool {
 			return false
 		}
 	}
-	if m.Trusted != o.Trusted ||
-		!maps.Equal(m.Annotations, o.Annotations) ||
-		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
-		m.AccessType != o.AccessType {
+	if m.Trusted != o.Trusted {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !maps.Equal(m.Annotations, o.Annotations) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		return false
+	}
+	if m.AccessType != o.AccessType {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

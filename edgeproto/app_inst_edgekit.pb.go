@@ -423,12 +423,19 @@ type _AppInstInfo_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInstRuntime) Equal(o *AppInstRuntime) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !slices.Equal(m.ContainerIds, o.ContainerIds) ||
-		!slices.Equal(m.Pids, o.Pids) ||
-		!slices.Equal(m.Ports, o.Ports) {
+	if m == nil || o == nil {
+		return false
+	}
+	if !slices.Equal(m.ContainerIds, o.ContainerIds) {
+		return false
+	}
+	if !slices.Equal(m.Pids, o.Pids) {
+		return false
+	}
+	if !slices.Equal(m.Ports, o.Ports) {
 		return false
 	}
 	if len(m.Endpoints) != len(o.Endpoints) {
@@ -439,37 +446,65 @@ func (m *AppInstRuntime) Equal(o *AppInstRuntime) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceEndpoint) Equal(o *ServiceEndpoint) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Kind != o.Kind ||
-		m.Host != o.Host ||
-		m.Port != o.Port ||
-		m.Protocol != o.Protocol ||
-		m.TargetPort != o.TargetPort {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Kind != o.Kind {
+		return false
+	}
+	if m.Host != o.Host {
+		return false
+	}
+	if m.Port != o.Port {
+		return false
+	}
+	if m.Protocol != o.Protocol {
+		return false
+	}
+	if m.TargetPort != o.TargetPort {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInst) Equal(o *AppInst) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		!m.AppKey.Equal(o.AppKey) ||
-		!m.ClusterKey.Equal(o.ClusterKey) ||
-		!m.CloudletKey.Equal(o.CloudletKey) ||
-		m.State != o.State ||
-		!slices.Equal(m.Errors, o.Errors) ||
-		m.CrmOverride != o.CrmOverride ||
-		m.Uri != o.Uri {
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if !m.AppKey.Equal(o.AppKey) {
+		return false
+	}
+	if !m.ClusterKey.Equal(o.ClusterKey) {
+		return false
+	}
+	if !m.CloudletKey.Equal(o.CloudletKey) {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		return false
+	}
+	if m.CrmOverride != o.CrmOverride {
+		return false
+	}
+	if m.Uri != o.Uri {
 		return false
 	}
 	if len(m.MappedPorts) != len(o.MappedPorts) {
@@ -480,36 +515,69 @@ func (m *AppInst) Equal(o *AppInst) bool {
 			return false
 		}
 	}
-	if m.Flavor != o.Flavor ||
-		m.PowerState != o.PowerState ||
-		!m.RuntimeInfo.Equal(o.RuntimeInfo) ||
-		!maps.Equal(m.Annotations, o.Annotations) ||
-		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
-		m.RequestId != o.RequestId {
+	if m.Flavor != o.Flavor {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.PowerState != o.PowerState {
+		return false
+	}
+	if !m.RuntimeInfo.Equal(o.RuntimeInfo) {
+		return false
+	}
+	if !maps.Equal(m.Annotations, o.Annotations) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		return false
+	}
+	if m.RequestId != o.RequestId {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInstInfo) Equal(o *AppInstInfo) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		m.State != o.State ||
-		!slices.Equal(m.Errors, o.Errors) ||
-		m.NotifyId != o.NotifyId ||
-		!m.Status.Equal(o.Status) ||
-		m.PowerState != o.PowerState ||
-		!m.RuntimeInfo.Equal(o.RuntimeInfo) ||
-		m.Uri != o.Uri ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
-		m.RequestId != o.RequestId {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		return false
+	}
+	if m.NotifyId != o.NotifyId {
+		return false
+	}
+	if !m.Status.Equal(o.Status) {
+		return false
+	}
+	if m.PowerState != o.PowerState {
+		return false
+	}
+	if !m.RuntimeInfo.Equal(o.RuntimeInfo) {
+		return false
+	}
+	if m.Uri != o.Uri {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		return false
+	}
+	if m.RequestId != o.RequestId {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -491,45 +491,80 @@ type _CloudletInfo_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Location) Equal(o *Location) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) ||
-		!fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PlatformConfig) Equal(o *PlatformConfig) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Region != o.Region ||
-		!slices.Equal(m.NotifyControllerAddrs, o.NotifyControllerAddrs) ||
-		m.ContainerRegistryPath != o.ContainerRegistryPath ||
-		m.DeploymentTag != o.DeploymentTag ||
-		m.CacheDir != o.CacheDir ||
-		m.TestMode != o.TestMode ||
-		m.CrmAccessPrivateKey != o.CrmAccessPrivateKey ||
-		m.AccessApiAddr != o.AccessApiAddr {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Region != o.Region {
+		return false
+	}
+	if !slices.Equal(m.NotifyControllerAddrs, o.NotifyControllerAddrs) {
+		return false
+	}
+	if m.ContainerRegistryPath != o.ContainerRegistryPath {
+		return false
+	}
+	if m.DeploymentTag != o.DeploymentTag {
+		return false
+	}
+	if m.CacheDir != o.CacheDir {
+		return false
+	}
+	if m.TestMode != o.TestMode {
+		return false
+	}
+	if m.CrmAccessPrivateKey != o.CrmAccessPrivateKey {
+		return false
+	}
+	if m.AccessApiAddr != o.AccessApiAddr {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Cloudlet) Equal(o *Cloudlet) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		m.State != o.State ||
-		!slices.Equal(m.Errors, o.Errors) ||
-		m.PlatformType != o.PlatformType ||
-		!m.Location.Equal(o.Location) ||
-		!slices.Equal(m.FlavorNames, o.FlavorNames) {
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		return false
+	}
+	if m.PlatformType != o.PlatformType {
+		return false
+	}
+	if !m.Location.Equal(o.Location) {
+		return false
+	}
+	if !slices.Equal(m.FlavorNames, o.FlavorNames) {
 		return false
 	}
 	if len(m.ResourceQuotas) != len(o.ResourceQuotas) {
@@ -540,38 +575,81 @@ func (m *Cloudlet) Equal(o *Cloudlet) bool {
 			return false
 		}
 	}
-	if m.DefaultResourceAlertThreshold != o.DefaultResourceAlertThreshold ||
-		!maps.Equal(m.EnvVars, o.EnvVars) ||
-		!m.Config.Equal(o.Config) ||
-		m.CrmOnEdge != o.CrmOnEdge ||
-		m.MaintenanceState != o.MaintenanceState ||
-		m.TrustPolicy != o.TrustPolicy ||
-		m.TrustPolicyState != o.TrustPolicyState ||
-		!maps.Equal(m.Annotations, o.Annotations) ||
-		!maps.Equal(m.AccessVars, o.AccessVars) ||
-		m.CrmOverride != o.CrmOverride ||
-		m.PhysicalName != o.PhysicalName ||
-		m.NumDynamicIps != o.NumDynamicIps ||
-		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
-		m.RequestId != o.RequestId {
+	if m.DefaultResourceAlertThreshold != o.DefaultResourceAlertThreshold {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !maps.Equal(m.EnvVars, o.EnvVars) {
+		return false
+	}
+	if !m.Config.Equal(o.Config) {
+		return false
+	}
+	if m.CrmOnEdge != o.CrmOnEdge {
+		return false
+	}
+	if m.MaintenanceState != o.MaintenanceState {
+		return false
+	}
+	if m.TrustPolicy != o.TrustPolicy {
+		return false
+	}
+	if m.TrustPolicyState != o.TrustPolicyState {
+		return false
+	}
+	if !maps.Equal(m.Annotations, o.Annotations) {
+		return false
+	}
+	if !maps.Equal(m.AccessVars, o.AccessVars) {
+		return false
+	}
+	if m.CrmOverride != o.CrmOverride {
+		return false
+	}
+	if m.PhysicalName != o.PhysicalName {
+		return false
+	}
+	if m.NumDynamicIps != o.NumDynamicIps {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		return false
+	}
+	if m.RequestId != o.RequestId {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		m.State != o.State ||
-		!slices.Equal(m.Errors, o.Errors) ||
-		m.NotifyId != o.NotifyId ||
-		m.Controller != o.Controller ||
-		m.CompatibilityVersion != o.CompatibilityVersion ||
-		m.ReleaseVersion != o.ReleaseVersion {
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		return false
+	}
+	if m.NotifyId != o.NotifyId {
+		return false
+	}
+	if m.Controller != o.Controller {
+		return false
+	}
+	if m.CompatibilityVersion != o.CompatibilityVersion {
+		return false
+	}
+	if m.ReleaseVersion != o.ReleaseVersion {
 		return false
 	}
 	if len(m.Flavors) != len(o.Flavors) {
@@ -582,10 +660,16 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 			return false
 		}
 	}
-	if m.ControllerCacheReceived != o.ControllerCacheReceived ||
-		m.MaintenanceState != o.MaintenanceState ||
-		!m.Status.Equal(o.Status) ||
-		!m.ResourcesSnapshot.Equal(o.ResourcesSnapshot) {
+	if m.ControllerCacheReceived != o.ControllerCacheReceived {
+		return false
+	}
+	if m.MaintenanceState != o.MaintenanceState {
+		return false
+	}
+	if !m.Status.Equal(o.Status) {
+		return false
+	}
+	if !m.ResourcesSnapshot.Equal(o.ResourcesSnapshot) {
 		return false
 	}
 	if len(m.NodeInfos) != len(o.NodeInfos) {
@@ -596,14 +680,22 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 			return false
 		}
 	}
-	if !maps.Equal(m.Properties, o.Properties) ||
-		m.TrustPolicyState != o.TrustPolicyState ||
-		m.ActiveCrmInstance != o.ActiveCrmInstance ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
-		m.RequestId != o.RequestId {
+	if !maps.Equal(m.Properties, o.Properties) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.TrustPolicyState != o.TrustPolicyState {
+		return false
+	}
+	if m.ActiveCrmInstance != o.ActiveCrmInstance {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		return false
+	}
+	if m.RequestId != o.RequestId {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -79,17 +79,28 @@ func (m *CloudletPool) cloneTo(c *CloudletPool) *CloudletPool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CloudletPool) Equal(o *CloudletPool) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		!slices.Equal(m.Cloudlets, o.Cloudlets) ||
-		!slices.Equal(m.DeveloperOrganizations, o.DeveloperOrganizations) ||
-		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if !slices.Equal(m.Cloudlets, o.Cloudlets) {
+		return false
+	}
+	if !slices.Equal(m.DeveloperOrganizations, o.DeveloperOrganizations) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -1292,163 +1292,219 @@ func (m *RotateCloudletAccessKeyResponse) cloneTo(c *RotateCloudletAccessKeyResp
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateCloudletRequest) Equal(o *CreateCloudletRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Cloudlet.Equal(o.Cloudlet) ||
-		m.NoWait != o.NoWait {
+	if m == nil || o == nil {
 		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *CreateCloudletResponse) Equal(o *CreateCloudletResponse) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Progress.Equal(o.Progress) ||
-		m.CrmAccessKey != o.CrmAccessKey {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *UpdateCloudletRequest) Equal(o *UpdateCloudletRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Cloudlet.Equal(o.Cloudlet) ||
-		!slices.Equal(m.Fields, o.Fields) ||
-		m.NoWait != o.NoWait {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *UpdateCloudletResponse) Equal(o *UpdateCloudletResponse) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Progress.Equal(o.Progress) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *DeleteCloudletRequest) Equal(o *DeleteCloudletRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Key.Equal(o.Key) ||
-		m.NoWait != o.NoWait ||
-		m.CrmOverride != o.CrmOverride {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *DeleteCloudletResponse) Equal(o *DeleteCloudletResponse) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Progress.Equal(o.Progress) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ShowCloudletsRequest) Equal(o *ShowCloudletsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Filter.Equal(o.Filter) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ShowCloudletsResponse) Equal(o *ShowCloudletsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
 	}
 	if !m.Cloudlet.Equal(o.Cloudlet) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ShowCloudletInfosRequest) Equal(o *ShowCloudletInfosRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Filter.Equal(o.Filter) {
+	if m.NoWait != o.NoWait {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ShowCloudletInfosResponse) Equal(o *ShowCloudletInfosResponse) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+func (m *CreateCloudletResponse) Equal(o *CreateCloudletResponse) bool {
+	if m == o {
+		return true
 	}
-	if !m.CloudletInfo.Equal(o.CloudletInfo) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *WatchCloudletInfosRequest) Equal(o *WatchCloudletInfosRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Filter.Equal(o.Filter) {
+	if !m.Progress.Equal(o.Progress) {
 		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *WatchCloudletInfosResponse) Equal(o *WatchCloudletInfosResponse) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if m.Type != o.Type ||
-		!m.CloudletInfo.Equal(o.CloudletInfo) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *RotateCloudletAccessKeyRequest) Equal(o *RotateCloudletAccessKeyRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *RotateCloudletAccessKeyResponse) Equal(o *RotateCloudletAccessKeyResponse) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
 	}
 	if m.CrmAccessKey != o.CrmAccessKey {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *UpdateCloudletRequest) Equal(o *UpdateCloudletRequest) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Cloudlet.Equal(o.Cloudlet) {
+		return false
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		return false
+	}
+	if m.NoWait != o.NoWait {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *UpdateCloudletResponse) Equal(o *UpdateCloudletResponse) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Progress.Equal(o.Progress) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *DeleteCloudletRequest) Equal(o *DeleteCloudletRequest) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.NoWait != o.NoWait {
+		return false
+	}
+	if m.CrmOverride != o.CrmOverride {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *DeleteCloudletResponse) Equal(o *DeleteCloudletResponse) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Progress.Equal(o.Progress) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ShowCloudletsRequest) Equal(o *ShowCloudletsRequest) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ShowCloudletsResponse) Equal(o *ShowCloudletsResponse) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Cloudlet.Equal(o.Cloudlet) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ShowCloudletInfosRequest) Equal(o *ShowCloudletInfosRequest) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ShowCloudletInfosResponse) Equal(o *ShowCloudletInfosResponse) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.CloudletInfo.Equal(o.CloudletInfo) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *WatchCloudletInfosRequest) Equal(o *WatchCloudletInfosRequest) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Filter.Equal(o.Filter) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *WatchCloudletInfosResponse) Equal(o *WatchCloudletInfosResponse) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Type != o.Type {
+		return false
+	}
+	if !m.CloudletInfo.Equal(o.CloudletInfo) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *RotateCloudletAccessKeyRequest) Equal(o *RotateCloudletAccessKeyRequest) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *RotateCloudletAccessKeyResponse) Equal(o *RotateCloudletAccessKeyResponse) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if m.CrmAccessKey != o.CrmAccessKey {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

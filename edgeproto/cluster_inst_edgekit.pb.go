@@ -359,29 +359,51 @@ type _ClusterInstInfo_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodePool) Equal(o *NodePool) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.NumNodes != o.NumNodes ||
-		!m.NodeResources.Equal(o.NodeResources) ||
-		m.Scalable != o.Scalable {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if m.NumNodes != o.NumNodes {
+		return false
+	}
+	if !m.NodeResources.Equal(o.NodeResources) {
+		return false
+	}
+	if m.Scalable != o.Scalable {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ClusterInst) Equal(o *ClusterInst) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		!m.CloudletKey.Equal(o.CloudletKey) ||
-		m.State != o.State ||
-		!slices.Equal(m.Errors, o.Errors) ||
-		m.CrmOverride != o.CrmOverride ||
-		m.FlavorName != o.FlavorName {
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if !m.CloudletKey.Equal(o.CloudletKey) {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		return false
+	}
+	if m.CrmOverride != o.CrmOverride {
+		return false
+	}
+	if m.FlavorName != o.FlavorName {
 		return false
 	}
 	if len(m.NodePools) != len(o.NodePools) {
@@ -392,39 +414,78 @@ func (m *ClusterInst) Equal(o *ClusterInst) bool {
 			return false
 		}
 	}
-	if m.IpAccess != o.IpAccess ||
-		m.Deployment != o.Deployment ||
-		m.KubernetesVersion != o.KubernetesVersion ||
-		!m.Resources.Equal(o.Resources) ||
-		!maps.Equal(m.InfraAnnotations, o.InfraAnnotations) ||
-		m.Reservable != o.Reservable ||
-		m.ReservedBy != o.ReservedBy ||
-		m.MultiTenant != o.MultiTenant ||
-		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
-		m.RequestId != o.RequestId {
+	if m.IpAccess != o.IpAccess {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Deployment != o.Deployment {
+		return false
+	}
+	if m.KubernetesVersion != o.KubernetesVersion {
+		return false
+	}
+	if !m.Resources.Equal(o.Resources) {
+		return false
+	}
+	if !maps.Equal(m.InfraAnnotations, o.InfraAnnotations) {
+		return false
+	}
+	if m.Reservable != o.Reservable {
+		return false
+	}
+	if m.ReservedBy != o.ReservedBy {
+		return false
+	}
+	if m.MultiTenant != o.MultiTenant {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		return false
+	}
+	if m.RequestId != o.RequestId {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ClusterInstInfo) Equal(o *ClusterInstInfo) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		m.State != o.State ||
-		!slices.Equal(m.Errors, o.Errors) ||
-		m.NotifyId != o.NotifyId ||
-		!m.Status.Equal(o.Status) ||
-		!m.Resources.Equal(o.Resources) ||
-		m.Kubeconfig != o.Kubeconfig ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
-		m.RequestId != o.RequestId {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		return false
+	}
+	if m.NotifyId != o.NotifyId {
+		return false
+	}
+	if !m.Status.Equal(o.Status) {
+		return false
+	}
+	if !m.Resources.Equal(o.Resources) {
+		return false
+	}
+	if m.Kubeconfig != o.Kubeconfig {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		return false
+	}
+	if m.RequestId != o.RequestId {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -145,35 +145,63 @@ func (m *FlavorInfo) cloneTo(c *FlavorInfo) *FlavorInfo {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Flavor) Equal(o *Flavor) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		m.RamMb != o.RamMb ||
-		m.Vcpus != o.Vcpus ||
-		m.DiskGb != o.DiskGb ||
-		m.Gpus != o.Gpus ||
-		!maps.Equal(m.OptResMap, o.OptResMap) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.RamMb != o.RamMb {
+		return false
+	}
+	if m.Vcpus != o.Vcpus {
+		return false
+	}
+	if m.DiskGb != o.DiskGb {
+		return false
+	}
+	if m.Gpus != o.Gpus {
+		return false
+	}
+	if !maps.Equal(m.OptResMap, o.OptResMap) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FlavorInfo) Equal(o *FlavorInfo) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.Vcpus != o.Vcpus ||
-		m.RamMb != o.RamMb ||
-		m.DiskGb != o.DiskGb ||
-		m.Gpus != o.Gpus ||
-		!maps.Equal(m.PropMap, o.PropMap) ||
-		m.Deprecated != o.Deprecated {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Vcpus != o.Vcpus {
+		return false
+	}
+	if m.RamMb != o.RamMb {
+		return false
+	}
+	if m.DiskGb != o.DiskGb {
+		return false
+	}
+	if m.Gpus != o.Gpus {
+		return false
+	}
+	if !maps.Equal(m.PropMap, o.PropMap) {
+		return false
+	}
+	if m.Deprecated != o.Deprecated {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -403,99 +403,141 @@ type _TrustPolicyExceptionKey_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CloudletKey) Equal(o *CloudletKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Organization != o.Organization ||
-		m.Name != o.Name {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ClusterKey) Equal(o *ClusterKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if m.Name != o.Name ||
-		m.Organization != o.Organization {
+	if m.Organization != o.Organization {
 		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *AppKey) Equal(o *AppKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if m.Organization != o.Organization ||
-		m.Name != o.Name ||
-		m.Version != o.Version {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *AppInstKey) Equal(o *AppInstKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if m.Name != o.Name ||
-		m.Organization != o.Organization {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *FlavorKey) Equal(o *FlavorKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
 	}
 	if m.Name != o.Name {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ClusterKey) Equal(o *ClusterKey) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Organization != o.Organization {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *AppKey) Equal(o *AppKey) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Organization != o.Organization {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Version != o.Version {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *AppInstKey) Equal(o *AppInstKey) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Organization != o.Organization {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *FlavorKey) Equal(o *FlavorKey) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyKey) Equal(o *TrustPolicyKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Organization != o.Organization ||
-		m.Name != o.Name {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Organization != o.Organization {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CloudletPoolKey) Equal(o *CloudletPoolKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Organization != o.Organization ||
-		m.Name != o.Name {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Organization != o.Organization {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyExceptionKey) Equal(o *TrustPolicyExceptionKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.AppKey.Equal(o.AppKey) ||
-		!m.CloudletPoolKey.Equal(o.CloudletPoolKey) ||
-		m.Name != o.Name {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.AppKey.Equal(o.AppKey) {
+		return false
+	}
+	if !m.CloudletPoolKey.Equal(o.CloudletPoolKey) {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

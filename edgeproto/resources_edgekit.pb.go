@@ -588,38 +588,63 @@ func (m *NodeResources) cloneTo(c *NodeResources) *NodeResources {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceQuota) Equal(o *ResourceQuota) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.Value != o.Value ||
-		m.AlertThreshold != o.AlertThreshold {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Value != o.Value {
+		return false
+	}
+	if m.AlertThreshold != o.AlertThreshold {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *InfraResource) Equal(o *InfraResource) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.Used != o.Used ||
-		m.Total != o.Total ||
-		m.Quota != o.Quota ||
-		m.Units != o.Units ||
-		m.Description != o.Description ||
-		m.AlertThreshold != o.AlertThreshold {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Used != o.Used {
+		return false
+	}
+	if m.Total != o.Total {
+		return false
+	}
+	if m.Quota != o.Quota {
+		return false
+	}
+	if m.Units != o.Units {
+		return false
+	}
+	if m.Description != o.Description {
+		return false
+	}
+	if m.AlertThreshold != o.AlertThreshold {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *InfraResourcesSnapshot) Equal(o *InfraResourcesSnapshot) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if len(m.Info) != len(o.Info) {
 		return false
@@ -648,59 +673,93 @@ func (m *InfraResourcesSnapshot) Equal(o *InfraResourcesSnapshot) bool {
 	if !fieldmap.EqualTimestamp(m.TakenAt, o.TakenAt) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeInfo) Equal(o *NodeInfo) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		!maps.Equal(m.Allocatable, o.Allocatable) ||
-		!maps.Equal(m.Capacity, o.Capacity) ||
-		!slices.Equal(m.Roles, o.Roles) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if !maps.Equal(m.Allocatable, o.Allocatable) {
+		return false
+	}
+	if !maps.Equal(m.Capacity, o.Capacity) {
+		return false
+	}
+	if !slices.Equal(m.Roles, o.Roles) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *IpAddr) Equal(o *IpAddr) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.ExternalIp != o.ExternalIp ||
-		m.InternalIp != o.InternalIp {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.ExternalIp != o.ExternalIp {
+		return false
+	}
+	if m.InternalIp != o.InternalIp {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ContainerInfo) Equal(o *ContainerInfo) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.Type != o.Type ||
-		m.Status != o.Status ||
-		m.ClusterIp != o.ClusterIp ||
-		m.Restarts != o.Restarts {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Type != o.Type {
+		return false
+	}
+	if m.Status != o.Status {
+		return false
+	}
+	if m.ClusterIp != o.ClusterIp {
+		return false
+	}
+	if m.Restarts != o.Restarts {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VmInfo) Equal(o *VmInfo) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.Type != o.Type ||
-		m.Status != o.Status ||
-		m.InfraFlavor != o.InfraFlavor {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Type != o.Type {
+		return false
+	}
+	if m.Status != o.Status {
+		return false
+	}
+	if m.InfraFlavor != o.InfraFlavor {
 		return false
 	}
 	if len(m.Ipaddresses) != len(o.Ipaddresses) {
@@ -719,13 +778,16 @@ func (m *VmInfo) Equal(o *VmInfo) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *InfraResources) Equal(o *InfraResources) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if len(m.Vms) != len(o.Vms) {
 		return false
@@ -735,22 +797,33 @@ func (m *InfraResources) Equal(o *InfraResources) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeResources) Equal(o *NodeResources) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Vcpus != o.Vcpus ||
-		m.RamMb != o.RamMb ||
-		m.DiskGb != o.DiskGb ||
-		!maps.Equal(m.OptResMap, o.OptResMap) ||
-		m.InfraNodeFlavor != o.InfraNodeFlavor {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Vcpus != o.Vcpus {
+		return false
+	}
+	if m.RamMb != o.RamMb {
+		return false
+	}
+	if m.DiskGb != o.DiskGb {
+		return false
+	}
+	if !maps.Equal(m.OptResMap, o.OptResMap) {
+		return false
+	}
+	if m.InfraNodeFlavor != o.InfraNodeFlavor {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

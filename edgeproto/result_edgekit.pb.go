@@ -62,14 +62,19 @@ func (m *Result) cloneTo(c *Result) *Result {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Result) Equal(o *Result) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Message != o.Message ||
-		m.Code != o.Code {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Message != o.Message {
+		return false
+	}
+	if m.Code != o.Code {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -112,26 +112,55 @@ func (m *Settings) cloneTo(c *Settings) *Settings {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Settings) Equal(o *Settings) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualDuration(m.CreateClusterInstTimeout, o.CreateClusterInstTimeout) ||
-		!fieldmap.EqualDuration(m.UpdateClusterInstTimeout, o.UpdateClusterInstTimeout) ||
-		!fieldmap.EqualDuration(m.DeleteClusterInstTimeout, o.DeleteClusterInstTimeout) ||
-		!fieldmap.EqualDuration(m.CreateAppInstTimeout, o.CreateAppInstTimeout) ||
-		!fieldmap.EqualDuration(m.UpdateAppInstTimeout, o.UpdateAppInstTimeout) ||
-		!fieldmap.EqualDuration(m.DeleteAppInstTimeout, o.DeleteAppInstTimeout) ||
-		!fieldmap.EqualDuration(m.CreateCloudletTimeout, o.CreateCloudletTimeout) ||
-		!fieldmap.EqualDuration(m.UpdateCloudletTimeout, o.UpdateCloudletTimeout) ||
-		!fieldmap.EqualDuration(m.CloudletInfoPushInterval, o.CloudletInfoPushInterval) ||
-		!fieldmap.EqualDuration(m.ResourceSnapshotInterval, o.ResourceSnapshotInterval) ||
-		!fieldmap.EqualDuration(m.CloudletMaintenanceTimeout, o.CloudletMaintenanceTimeout) ||
-		!fieldmap.EqualDuration(m.CrmConnectTimeout, o.CrmConnectTimeout) ||
-		m.MaxTrackedDmeClients != o.MaxTrackedDmeClients ||
-		m.MaxConcurrentTasks != o.MaxConcurrentTasks {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualDuration(m.CreateClusterInstTimeout, o.CreateClusterInstTimeout) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.UpdateClusterInstTimeout, o.UpdateClusterInstTimeout) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.DeleteClusterInstTimeout, o.DeleteClusterInstTimeout) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.CreateAppInstTimeout, o.CreateAppInstTimeout) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.UpdateAppInstTimeout, o.UpdateAppInstTimeout) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.DeleteAppInstTimeout, o.DeleteAppInstTimeout) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.CreateCloudletTimeout, o.CreateCloudletTimeout) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.UpdateCloudletTimeout, o.UpdateCloudletTimeout) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.CloudletInfoPushInterval, o.CloudletInfoPushInterval) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.ResourceSnapshotInterval, o.ResourceSnapshotInterval) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.CloudletMaintenanceTimeout, o.CloudletMaintenanceTimeout) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.CrmConnectTimeout, o.CrmConnectTimeout) {
+		return false
+	}
+	if m.MaxTrackedDmeClients != o.MaxTrackedDmeClients {
+		return false
+	}
+	if m.MaxConcurrentTasks != o.MaxConcurrentTasks {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

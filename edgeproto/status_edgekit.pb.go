@@ -79,18 +79,31 @@ func (m *StatusInfo) cloneTo(c *StatusInfo) *StatusInfo {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *StatusInfo) Equal(o *StatusInfo) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.TaskNumber != o.TaskNumber ||
-		m.MaxTasks != o.MaxTasks ||
-		m.TaskName != o.TaskName ||
-		m.StepName != o.StepName ||
-		m.MsgCount != o.MsgCount ||
-		!slices.Equal(m.Msgs, o.Msgs) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.TaskNumber != o.TaskNumber {
+		return false
+	}
+	if m.MaxTasks != o.MaxTasks {
+		return false
+	}
+	if m.TaskName != o.TaskName {
+		return false
+	}
+	if m.StepName != o.StepName {
+		return false
+	}
+	if m.MsgCount != o.MsgCount {
+		return false
+	}
+	if !slices.Equal(m.Msgs, o.Msgs) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

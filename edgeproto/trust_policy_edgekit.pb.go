@@ -317,22 +317,34 @@ func (m *TrustPolicyException) cloneTo(c *TrustPolicyException) *TrustPolicyExce
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SecurityRule) Equal(o *SecurityRule) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Protocol != o.Protocol ||
-		m.PortRangeMin != o.PortRangeMin ||
-		m.PortRangeMax != o.PortRangeMax ||
-		m.RemoteCidr != o.RemoteCidr {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Protocol != o.Protocol {
+		return false
+	}
+	if m.PortRangeMin != o.PortRangeMin {
+		return false
+	}
+	if m.PortRangeMax != o.PortRangeMax {
+		return false
+	}
+	if m.RemoteCidr != o.RemoteCidr {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicy) Equal(o *TrustPolicy) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !m.Key.Equal(o.Key) {
 		return false
@@ -345,31 +357,47 @@ func (m *TrustPolicy) Equal(o *TrustPolicy) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyExceptionInstance) Equal(o *TrustPolicyExceptionInstance) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.AppInstKey.Equal(o.AppInstKey) ||
-		!m.CloudletKey.Equal(o.CloudletKey) ||
-		m.State != o.State ||
-		!slices.Equal(m.Errors, o.Errors) ||
-		!m.ClusterKey.Equal(o.ClusterKey) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.AppInstKey.Equal(o.AppInstKey) {
+		return false
+	}
+	if !m.CloudletKey.Equal(o.CloudletKey) {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		return false
+	}
+	if !m.ClusterKey.Equal(o.ClusterKey) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		m.State != o.State {
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.State != o.State {
 		return false
 	}
 	if len(m.OutboundSecurityRules) != len(o.OutboundSecurityRules) {
@@ -391,7 +419,7 @@ func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
 	if m.Deleting != o.Deleting {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

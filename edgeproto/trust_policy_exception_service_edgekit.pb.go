@@ -591,88 +591,114 @@ func (m *ShowTrustPolicyExceptionsResponse) cloneTo(c *ShowTrustPolicyExceptions
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyExceptionRequest) Equal(o *CreateTrustPolicyExceptionRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyExceptionResponse) Equal(o *CreateTrustPolicyExceptionResponse) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyExceptionRequest) Equal(o *UpdateTrustPolicyExceptionRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.TrustPolicyException.Equal(o.TrustPolicyException) ||
-		!slices.Equal(m.Fields, o.Fields) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
+		return false
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyExceptionResponse) Equal(o *UpdateTrustPolicyExceptionResponse) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyExceptionRequest) Equal(o *DeleteTrustPolicyExceptionRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyExceptionResponse) Equal(o *DeleteTrustPolicyExceptionResponse) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m == nil || o == nil {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPolicyExceptionsRequest) Equal(o *ShowTrustPolicyExceptionsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPolicyExceptionsResponse) Equal(o *ShowTrustPolicyExceptionsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

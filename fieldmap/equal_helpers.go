@@ -40,6 +40,19 @@ func EqualUnknown(a, b []byte) bool {
 	return true
 }
 
+// EqualUnknownFields compares the unknown fields of two messages as
+// EqualUnknown does, slow being EqualUnknown: generated Equal methods end
+// with it. The common case, neither message having unknown fields, is
+// decided in line. slow is a parameter, not a direct call, because the
+// compiler's inliner charges a call through a parameter far less than a
+// direct call (cmd/compile's inlineParamCallCost against
+// inlineExtraCallCost), which keeps the Equal of a small message within its
+// inlining budget; once EqualUnknownFields is inlined, slow is a known
+// function and the call is direct.
+func EqualUnknownFields(a, b []byte, slow func(a, b []byte) bool) bool {
+	return len(a)|len(b) == 0 || slow(a, b)
+}
+
 // groupUnknown concatenates the fields of b by field number; unparsable
 // trailing bytes go under number 0, which no valid field has.
 func groupUnknown(b []byte) map[protowire.Number][]byte {
@@ -101,76 +114,83 @@ func EqualMessageMapFunc[K comparable, T interface{ *E }, E any](a, b map[K]T, e
 	return true
 }
 
+// equal compares the unknown fields of the messages of the slot's type at pa
+// and pb, both non-nil; slow is (*unknownSlot).equalSlow, a parameter so
+// that the helpers below stay inlinable (see EqualUnknownFields).
+func (s *unknownSlot) equal(pa, pb unsafe.Pointer, slow func(*unknownSlot, unsafe.Pointer, unsafe.Pointer) bool) bool {
+	return s.found.Load() && len(*(*[]byte)(unsafe.Add(pa, s.off)))|len(*(*[]byte)(unsafe.Add(pb, s.off))) == 0 || slow(s, pa, pb)
+}
+
 // Direct comparisons of the well-known types under proto.Equal's rules, for
 // generated Equal methods: nil equals only nil, unknown fields must match.
 
 // EqualTimestamp compares two Timestamps.
 func EqualTimestamp(a, b *timestamppb.Timestamp) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return a.Seconds == b.Seconds && a.Nanos == b.Nanos && (unknownTimestamp.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownTimestamp.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return a.Seconds == b.Seconds && a.Nanos == b.Nanos && unknownTimestamp.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualDuration compares two Durations.
 func EqualDuration(a, b *durationpb.Duration) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return a.Seconds == b.Seconds && a.Nanos == b.Nanos && (unknownDuration.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownDuration.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return a.Seconds == b.Seconds && a.Nanos == b.Nanos && unknownDuration.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualEmpty compares two Empty messages.
 func EqualEmpty(a, b *emptypb.Empty) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return (unknownEmpty.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownEmpty.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return unknownEmpty.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualFieldMask compares two FieldMasks.
 func EqualFieldMask(a, b *fieldmaskpb.FieldMask) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return slices.Equal(a.Paths, b.Paths) && (unknownFieldMask.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownFieldMask.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return slices.Equal(a.Paths, b.Paths) && unknownFieldMask.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualAny compares two Anys by type URL and encoded bytes, as proto.Equal
 // does.
 func EqualAny(a, b *anypb.Any) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return a.TypeUrl == b.TypeUrl && bytes.Equal(a.Value, b.Value) && (unknownAny.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownAny.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return a.TypeUrl == b.TypeUrl && bytes.Equal(a.Value, b.Value) && unknownAny.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualStruct compares two Structs.
 func EqualStruct(a, b *structpb.Struct) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return EqualMessageMapFunc(a.Fields, b.Fields, EqualValue) && (unknownStruct.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownStruct.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return EqualMessageMapFunc(a.Fields, b.Fields, EqualValue) && unknownStruct.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualListValue compares two ListValues.
 func EqualListValue(a, b *structpb.ListValue) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return EqualMessageListFunc(a.Values, b.Values, EqualValue) && (unknownListValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownListValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return EqualMessageListFunc(a.Values, b.Values, EqualValue) && unknownListValue.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualValue compares two Values: the same kind (a typed nil kind wrapper
 // holds none) with equal contents, NaN numbers equal.
 func EqualValue(a, b *structpb.Value) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
 	if !equalValueKind(a.Kind, b.Kind) {
 		return false
 	}
-	return (unknownValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return unknownValue.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 func equalValueKind(a, b any) bool {
@@ -226,86 +246,71 @@ func valueKindSet(k any) bool {
 // from +0, NaN equals NaN).
 func EqualDoubleValue(a, b *wrapperspb.DoubleValue) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return EqualImplicitFloat64(a.Value, b.Value) && (unknownDoubleValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownDoubleValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return EqualImplicitFloat64(a.Value, b.Value) && unknownDoubleValue.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualFloatValue compares two FloatValues like EqualDoubleValue.
 func EqualFloatValue(a, b *wrapperspb.FloatValue) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return EqualImplicitFloat32(a.Value, b.Value) && (unknownFloatValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownFloatValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return EqualImplicitFloat32(a.Value, b.Value) && unknownFloatValue.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualInt64Value compares two Int64Values.
 func EqualInt64Value(a, b *wrapperspb.Int64Value) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return a.Value == b.Value && (unknownInt64Value.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownInt64Value.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return a.Value == b.Value && unknownInt64Value.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualUInt64Value compares two UInt64Values.
 func EqualUInt64Value(a, b *wrapperspb.UInt64Value) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return a.Value == b.Value && (unknownUInt64Value.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownUInt64Value.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return a.Value == b.Value && unknownUInt64Value.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualInt32Value compares two Int32Values.
 func EqualInt32Value(a, b *wrapperspb.Int32Value) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return a.Value == b.Value && (unknownInt32Value.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownInt32Value.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return a.Value == b.Value && unknownInt32Value.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualUInt32Value compares two UInt32Values.
 func EqualUInt32Value(a, b *wrapperspb.UInt32Value) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return a.Value == b.Value && (unknownUInt32Value.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownUInt32Value.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return a.Value == b.Value && unknownUInt32Value.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualBoolValue compares two BoolValues.
 func EqualBoolValue(a, b *wrapperspb.BoolValue) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return a.Value == b.Value && (unknownBoolValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownBoolValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return a.Value == b.Value && unknownBoolValue.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualStringValue compares two StringValues.
 func EqualStringValue(a, b *wrapperspb.StringValue) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return a.Value == b.Value && (unknownStringValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownStringValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
+	return a.Value == b.Value && unknownStringValue.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }
 
 // EqualBytesValue compares two BytesValues (nil and empty values are equal).
 func EqualBytesValue(a, b *wrapperspb.BytesValue) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b
 	}
-	return bytes.Equal(a.Value, b.Value) && (unknownBytesValue.none(unsafe.Pointer(a), unsafe.Pointer(b)) || unknownBytesValue.equalSlow(unsafe.Pointer(a), unsafe.Pointer(b)))
-}
-
-// EqualPointers decides Equal for messages a and b when their pointers
-// do: both nil or the same message (equal), one nil (not equal). Generated
-// Equal methods start with it; done is false when the fields decide. It
-// takes unsafe.Pointer, not a type parameter, so that it costs a package
-// of generated code no instantiation per message type.
-func EqualPointers(a, b unsafe.Pointer) (eq, done bool) {
-	switch {
-	case a == b:
-		return true, true
-	case a == nil || b == nil:
-		return false, true
-	}
-	return false, false
+	return bytes.Equal(a.Value, b.Value) && unknownBytesValue.equal(unsafe.Pointer(a), unsafe.Pointer(b), (*unknownSlot).equalSlow)
 }

@@ -19,15 +19,7 @@ func TestHotPathsInline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the compiler")
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		t.Skipf("no go command beside the running toolchain: %v", err)
-	}
-	cmd := exec.Command(goBin, "build", "-gcflags=-m=2", "-o", os.DevNull, ".")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build -gcflags=-m=2: %v\n%s", err, out)
-	}
+	out := compilerSays(t, ".")
 	for _, fn := range []string{"Bind", "FirstWindow"} {
 		re := regexp.MustCompile(`can inline \(\*FieldMap\)\.` + fn + `\b`)
 		if !re.Match(out) {
@@ -35,4 +27,40 @@ func TestHotPathsInline(t *testing.T) {
 				regexp.MustCompile(`(?m)^.*cannot inline \(\*FieldMap\)\.`+fn+`\b.*$`).Find(out))
 		}
 	}
+}
+
+// TestEqualHelpersInline checks that the helpers generated Equal methods
+// call for unknown fields and well-known types stay within the inlining
+// budget, so that the Equal of a small message (a few scalar fields) is
+// inlinable into its parent as vtprotobuf's EqualVT is: one direct call
+// more, to a helper or a message's Equal, would put it over the budget.
+func TestEqualHelpersInline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the compiler")
+	}
+	out := compilerSays(t, ".")
+	for _, fn := range []string{"EqualUnknownFields", "EqualTimestamp", "EqualDuration", "EqualEmpty",
+		"EqualInt64Value", "EqualUInt64Value", "EqualInt32Value", "EqualUInt32Value", "EqualBoolValue", "EqualStringValue"} {
+		if !regexp.MustCompile(`can inline ` + fn + `\b`).Match(out) {
+			t.Errorf("%s is not inlinable any more; the compiler says:\n%s", fn,
+				regexp.MustCompile(`(?m)^.*cannot inline `+fn+`\b.*$`).Find(out))
+		}
+	}
+}
+
+// compilerSays returns what go build -gcflags=-m=2 of the package in dir
+// prints: the compiler's inlining decisions and costs.
+func compilerSays(t *testing.T, dir string) []byte {
+	t.Helper()
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		t.Skipf("no go command beside the running toolchain: %v", err)
+	}
+	cmd := exec.Command(goBin, "build", "-gcflags=-m=2", "-o", os.DevNull, ".")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build -gcflags=-m=2: %v\n%s", err, out)
+	}
+	return out
 }

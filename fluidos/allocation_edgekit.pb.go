@@ -306,56 +306,107 @@ type _Allocation_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AllocationStatus) Equal(o *AllocationStatus) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.State != o.State ||
-		m.Message != o.Message ||
-		!fieldmap.EqualTimestamp(m.LastUpdateTime, o.LastUpdateTime) ||
-		m.Task != o.Task ||
-		m.Step != o.Step ||
-		!slices.Equal(m.Errors, o.Errors) ||
-		!fieldmap.EqualTimestamp(m.LastHealthyTime, o.LastHealthyTime) ||
-		m.Restarts != o.Restarts {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.State != o.State {
+		return false
+	}
+	if m.Message != o.Message {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.LastUpdateTime, o.LastUpdateTime) {
+		return false
+	}
+	if m.Task != o.Task {
+		return false
+	}
+	if m.Step != o.Step {
+		return false
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.LastHealthyTime, o.LastHealthyTime) {
+		return false
+	}
+	if m.Restarts != o.Restarts {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AllocationResources) Equal(o *AllocationResources) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Cluster != o.Cluster ||
-		m.App != o.App ||
-		m.AppInst != o.AppInst {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Cluster != o.Cluster {
+		return false
+	}
+	if m.App != o.App {
+		return false
+	}
+	if m.AppInst != o.AppInst {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Allocation) Equal(o *Allocation) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Id != o.Id ||
-		m.ContractId != o.ContractId ||
-		m.Forwarding != o.Forwarding ||
-		!m.Status.Equal(o.Status) ||
-		m.FlavorType != o.FlavorType ||
-		!m.Buyer.Equal(o.Buyer) ||
-		!m.Seller.Equal(o.Seller) ||
-		!m.Credentials.Equal(o.Credentials) ||
-		!m.Resources.Equal(o.Resources) ||
-		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		!fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) ||
-		m.ReleaseRequested != o.ReleaseRequested ||
-		m.ReleaseReason != o.ReleaseReason {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Id != o.Id {
+		return false
+	}
+	if m.ContractId != o.ContractId {
+		return false
+	}
+	if m.Forwarding != o.Forwarding {
+		return false
+	}
+	if !m.Status.Equal(o.Status) {
+		return false
+	}
+	if m.FlavorType != o.FlavorType {
+		return false
+	}
+	if !m.Buyer.Equal(o.Buyer) {
+		return false
+	}
+	if !m.Seller.Equal(o.Seller) {
+		return false
+	}
+	if !m.Credentials.Equal(o.Credentials) {
+		return false
+	}
+	if !m.Resources.Equal(o.Resources) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) {
+		return false
+	}
+	if m.ReleaseRequested != o.ReleaseRequested {
+		return false
+	}
+	if m.ReleaseReason != o.ReleaseReason {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -350,26 +350,46 @@ type _ServiceBlueprint_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConfigParameter) Equal(o *ConfigParameter) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.Type != o.Type ||
-		m.Required != o.Required ||
-		m.DefaultValue != o.DefaultValue ||
-		!fieldmap.EqualPtrFloat64(m.Minimum, o.Minimum) ||
-		!fieldmap.EqualPtrFloat64(m.Maximum, o.Maximum) ||
-		m.Pattern != o.Pattern ||
-		m.Description != o.Description {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Type != o.Type {
+		return false
+	}
+	if m.Required != o.Required {
+		return false
+	}
+	if m.DefaultValue != o.DefaultValue {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.Minimum, o.Minimum) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.Maximum, o.Maximum) {
+		return false
+	}
+	if m.Pattern != o.Pattern {
+		return false
+	}
+	if m.Description != o.Description {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConfigurationSchema) Equal(o *ConfigurationSchema) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if len(m.Parameters) != len(o.Parameters) {
 		return false
@@ -379,34 +399,56 @@ func (m *ConfigurationSchema) Equal(o *ConfigurationSchema) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceTemplate) Equal(o *ServiceTemplate) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.Body != o.Body ||
-		m.Description != o.Description ||
-		m.ServiceData != o.ServiceData {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Body != o.Body {
+		return false
+	}
+	if m.Description != o.Description {
+		return false
+	}
+	if m.ServiceData != o.ServiceData {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Id != o.Id ||
-		m.Name != o.Name ||
-		m.Description != o.Description ||
-		m.Category != o.Category ||
-		!slices.Equal(m.Tags, o.Tags) ||
-		!slices.Equal(m.HostingPolicies, o.HostingPolicies) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Id != o.Id {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Description != o.Description {
+		return false
+	}
+	if m.Category != o.Category {
+		return false
+	}
+	if !slices.Equal(m.Tags, o.Tags) {
+		return false
+	}
+	if !slices.Equal(m.HostingPolicies, o.HostingPolicies) {
 		return false
 	}
 	if len(m.Templates) != len(o.Templates) {
@@ -417,14 +459,22 @@ func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
 			return false
 		}
 	}
-	if !m.ConfigurationSchema.Equal(o.ConfigurationSchema) ||
-		!m.Owner.Equal(o.Owner) ||
-		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		m.MaxInstances != o.MaxInstances ||
-		!m.Price.Equal(o.Price) {
+	if !m.ConfigurationSchema.Equal(o.ConfigurationSchema) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Owner.Equal(o.Owner) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if m.MaxInstances != o.MaxInstances {
+		return false
+	}
+	if !m.Price.Equal(o.Price) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

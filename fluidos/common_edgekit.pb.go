@@ -435,104 +435,162 @@ func (m *NetworkAuthorization) cloneTo(c *NetworkAuthorization) *NetworkAuthoriz
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeIdentity) Equal(o *NodeIdentity) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Domain != o.Domain ||
-		m.NodeId != o.NodeId ||
-		m.Ip != o.Ip ||
-		m.LocalNamespace != o.LocalNamespace ||
-		!m.AdditionalInformation.Equal(o.AdditionalInformation) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Domain != o.Domain {
+		return false
+	}
+	if m.NodeId != o.NodeId {
+		return false
+	}
+	if m.Ip != o.Ip {
+		return false
+	}
+	if m.LocalNamespace != o.LocalNamespace {
+		return false
+	}
+	if !m.AdditionalInformation.Equal(o.AdditionalInformation) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeAdditionalInformation) Equal(o *NodeAdditionalInformation) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.LiqoId != o.LiqoId ||
-		m.Kubeconfig != o.Kubeconfig {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.LiqoId != o.LiqoId {
+		return false
+	}
+	if m.Kubeconfig != o.Kubeconfig {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TelemetryEndpoint) Equal(o *TelemetryEndpoint) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Endpoint != o.Endpoint ||
-		!slices.Equal(m.Intents, o.Intents) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Endpoint != o.Endpoint {
+		return false
+	}
+	if !slices.Equal(m.Intents, o.Intents) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Price) Equal(o *Price) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Amount != o.Amount ||
-		m.Currency != o.Currency ||
-		m.Period != o.Period {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Amount != o.Amount {
+		return false
+	}
+	if m.Currency != o.Currency {
+		return false
+	}
+	if m.Period != o.Period {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Location) Equal(o *Location) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) ||
-		!fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) ||
-		m.Country != o.Country ||
-		m.City != o.City ||
-		m.AdditionalNotes != o.AdditionalNotes {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
+		return false
+	}
+	if m.Country != o.Country {
+		return false
+	}
+	if m.City != o.City {
+		return false
+	}
+	if m.AdditionalNotes != o.AdditionalNotes {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GPU) Equal(o *GPU) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Model != o.Model ||
-		m.Cores != o.Cores ||
-		m.Memory != o.Memory {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Model != o.Model {
+		return false
+	}
+	if m.Cores != o.Cores {
+		return false
+	}
+	if m.Memory != o.Memory {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PortRange) Equal(o *PortRange) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Protocol != o.Protocol ||
-		m.Min != o.Min ||
-		m.Max != o.Max {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Protocol != o.Protocol {
+		return false
+	}
+	if m.Min != o.Min {
+		return false
+	}
+	if m.Max != o.Max {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkAuthorization) Equal(o *NetworkAuthorization) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Action != o.Action ||
-		m.Cidr != o.Cidr {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Action != o.Action {
+		return false
+	}
+	if m.Cidr != o.Cidr {
 		return false
 	}
 	if len(m.Ports) != len(o.Ports) {
@@ -543,7 +601,7 @@ func (m *NetworkAuthorization) Equal(o *NetworkAuthorization) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

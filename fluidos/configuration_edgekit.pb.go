@@ -351,62 +351,97 @@ func (m *Configuration) cloneTo(c *Configuration) *Configuration {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceConfiguration) Equal(o *K8SliceConfiguration) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Cpu != o.Cpu ||
-		m.Memory != o.Memory ||
-		m.Pods != o.Pods ||
-		!m.Gpu.Equal(o.Gpu) ||
-		m.Storage != o.Storage {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Cpu != o.Cpu {
+		return false
+	}
+	if m.Memory != o.Memory {
+		return false
+	}
+	if m.Pods != o.Pods {
+		return false
+	}
+	if !m.Gpu.Equal(o.Gpu) {
+		return false
+	}
+	if m.Storage != o.Storage {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceConfiguration) Equal(o *ServiceConfiguration) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.BlueprintId != o.BlueprintId ||
-		!maps.Equal(m.Parameters, o.Parameters) ||
-		m.HostingPolicy != o.HostingPolicy ||
-		m.ConfigurationData != o.ConfigurationData {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.BlueprintId != o.BlueprintId {
+		return false
+	}
+	if !maps.Equal(m.Parameters, o.Parameters) {
+		return false
+	}
+	if m.HostingPolicy != o.HostingPolicy {
+		return false
+	}
+	if m.ConfigurationData != o.ConfigurationData {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VMConfiguration) Equal(o *VMConfiguration) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Cpu != o.Cpu ||
-		m.Memory != o.Memory ||
-		m.Storage != o.Storage ||
-		m.OsImage != o.OsImage {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Cpu != o.Cpu {
+		return false
+	}
+	if m.Memory != o.Memory {
+		return false
+	}
+	if m.Storage != o.Storage {
+		return false
+	}
+	if m.OsImage != o.OsImage {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SensorConfiguration) Equal(o *SensorConfiguration) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !fieldmap.EqualImplicitFloat64(m.SamplingRateHz, o.SamplingRateHz) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Configuration) Equal(o *Configuration) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	switch a := m.Spec.(type) {
 	case *Configuration_K8Slice:
@@ -446,7 +481,7 @@ func (m *Configuration) Equal(o *Configuration) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _Configuration_Spec_isSet reports whether oneof spec of Configuration holds a member: a

@@ -537,36 +537,72 @@ type _Contract_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeeringTargetCredentials) Equal(o *PeeringTargetCredentials) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.ClusterId != o.ClusterId ||
-		m.ClusterName != o.ClusterName ||
-		m.Endpoint != o.Endpoint ||
-		m.Kubeconfig != o.Kubeconfig ||
-		m.Token != o.Token ||
-		m.Username != o.Username ||
-		m.Password != o.Password ||
-		m.Endpoints != o.Endpoints ||
-		m.Database != o.Database {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.ClusterId != o.ClusterId {
+		return false
+	}
+	if m.ClusterName != o.ClusterName {
+		return false
+	}
+	if m.Endpoint != o.Endpoint {
+		return false
+	}
+	if m.Kubeconfig != o.Kubeconfig {
+		return false
+	}
+	if m.Token != o.Token {
+		return false
+	}
+	if m.Username != o.Username {
+		return false
+	}
+	if m.Password != o.Password {
+		return false
+	}
+	if m.Endpoints != o.Endpoints {
+		return false
+	}
+	if m.Database != o.Database {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Contract) Equal(o *Contract) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Id != o.Id ||
-		!m.Flavor.Equal(o.Flavor) ||
-		!m.Buyer.Equal(o.Buyer) ||
-		!m.Seller.Equal(o.Seller) ||
-		!m.Configuration.Equal(o.Configuration) ||
-		!m.PeeringTargetCredentials.Equal(o.PeeringTargetCredentials) ||
-		m.TransactionId != o.TransactionId ||
-		!fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Id != o.Id {
+		return false
+	}
+	if !m.Flavor.Equal(o.Flavor) {
+		return false
+	}
+	if !m.Buyer.Equal(o.Buyer) {
+		return false
+	}
+	if !m.Seller.Equal(o.Seller) {
+		return false
+	}
+	if !m.Configuration.Equal(o.Configuration) {
+		return false
+	}
+	if !m.PeeringTargetCredentials.Equal(o.PeeringTargetCredentials) {
+		return false
+	}
+	if m.TransactionId != o.TransactionId {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) {
 		return false
 	}
 	if len(m.NetworkRequests) != len(o.NetworkRequests) {
@@ -577,17 +613,31 @@ func (m *Contract) Equal(o *Contract) bool {
 			return false
 		}
 	}
-	if m.BuyerClusterId != o.BuyerClusterId ||
-		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		!maps.Equal(m.ExtraInformation, o.ExtraInformation) ||
-		!m.IngressTelemetryEndpoint.Equal(o.IngressTelemetryEndpoint) ||
-		m.NetworkRequestsText != o.NetworkRequestsText ||
-		m.State != o.State ||
-		!fieldmap.EqualTimestamp(m.ReleasedAt, o.ReleasedAt) ||
-		m.ReleaseReason != o.ReleaseReason {
+	if m.BuyerClusterId != o.BuyerClusterId {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if !maps.Equal(m.ExtraInformation, o.ExtraInformation) {
+		return false
+	}
+	if !m.IngressTelemetryEndpoint.Equal(o.IngressTelemetryEndpoint) {
+		return false
+	}
+	if m.NetworkRequestsText != o.NetworkRequestsText {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.ReleasedAt, o.ReleasedAt) {
+		return false
+	}
+	if m.ReleaseReason != o.ReleaseReason {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -619,18 +619,37 @@ func (m *PeeringCandidate) cloneTo(c *PeeringCandidate) *PeeringCandidate {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Discovery) Equal(o *Discovery) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Id != o.Id ||
-		m.SolverId != o.SolverId ||
-		!m.Selector.Equal(o.Selector) ||
-		m.Subscribe != o.Subscribe ||
-		m.Phase != o.Phase ||
-		m.Message != o.Message ||
-		!slices.Equal(m.PeeringCandidateIds, o.PeeringCandidateIds) ||
-		!fieldmap.EqualTimestamp(m.StartTime, o.StartTime) ||
-		!fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Id != o.Id {
+		return false
+	}
+	if m.SolverId != o.SolverId {
+		return false
+	}
+	if !m.Selector.Equal(o.Selector) {
+		return false
+	}
+	if m.Subscribe != o.Subscribe {
+		return false
+	}
+	if m.Phase != o.Phase {
+		return false
+	}
+	if m.Message != o.Message {
+		return false
+	}
+	if !slices.Equal(m.PeeringCandidateIds, o.PeeringCandidateIds) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.StartTime, o.StartTime) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
 		return false
 	}
 	if len(m.PeerResults) != len(o.PeerResults) {
@@ -641,38 +660,62 @@ func (m *Discovery) Equal(o *Discovery) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeerResult) Equal(o *PeerResult) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Address != o.Address ||
-		m.NodeId != o.NodeId ||
-		m.FlavorsFound != o.FlavorsFound ||
-		m.Error != o.Error ||
-		!fieldmap.EqualDuration(m.Duration, o.Duration) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Address != o.Address {
+		return false
+	}
+	if m.NodeId != o.NodeId {
+		return false
+	}
+	if m.FlavorsFound != o.FlavorsFound {
+		return false
+	}
+	if m.Error != o.Error {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.Duration, o.Duration) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeeringCandidate) Equal(o *PeeringCandidate) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Id != o.Id ||
-		!m.Flavor.Equal(o.Flavor) ||
-		!slices.Equal(m.SolverIds, o.SolverIds) ||
-		m.Available != o.Available ||
-		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		m.SellerAddress != o.SellerAddress {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Id != o.Id {
+		return false
+	}
+	if !m.Flavor.Equal(o.Flavor) {
+		return false
+	}
+	if !slices.Equal(m.SolverIds, o.SolverIds) {
+		return false
+	}
+	if m.Available != o.Available {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if m.SellerAddress != o.SellerAddress {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -1514,56 +1514,94 @@ type _Flavor_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceCharacteristics) Equal(o *K8SliceCharacteristics) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Architecture != o.Architecture ||
-		m.Cpu != o.Cpu ||
-		m.Memory != o.Memory ||
-		m.Pods != o.Pods ||
-		!m.Gpu.Equal(o.Gpu) ||
-		m.Storage != o.Storage {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Architecture != o.Architecture {
+		return false
+	}
+	if m.Cpu != o.Cpu {
+		return false
+	}
+	if m.Memory != o.Memory {
+		return false
+	}
+	if m.Pods != o.Pods {
+		return false
+	}
+	if !m.Gpu.Equal(o.Gpu) {
+		return false
+	}
+	if m.Storage != o.Storage {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Partitionability) Equal(o *Partitionability) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.CpuMin != o.CpuMin ||
-		m.MemoryMin != o.MemoryMin ||
-		m.PodsMin != o.PodsMin ||
-		m.CpuStep != o.CpuStep ||
-		m.MemoryStep != o.MemoryStep ||
-		m.PodsStep != o.PodsStep {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.CpuMin != o.CpuMin {
+		return false
+	}
+	if m.MemoryMin != o.MemoryMin {
+		return false
+	}
+	if m.PodsMin != o.PodsMin {
+		return false
+	}
+	if m.CpuStep != o.CpuStep {
+		return false
+	}
+	if m.MemoryStep != o.MemoryStep {
+		return false
+	}
+	if m.PodsStep != o.PodsStep {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CarbonFootprint) Equal(o *CarbonFootprint) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Embodied != o.Embodied ||
-		!slices.Equal(m.Operational, o.Operational) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Embodied != o.Embodied {
+		return false
+	}
+	if !slices.Equal(m.Operational, o.Operational) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceProperties) Equal(o *K8SliceProperties) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.LatencyMs != o.LatencyMs ||
-		!slices.Equal(m.SecurityStandards, o.SecurityStandards) ||
-		!m.CarbonFootprint.Equal(o.CarbonFootprint) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.LatencyMs != o.LatencyMs {
+		return false
+	}
+	if !slices.Equal(m.SecurityStandards, o.SecurityStandards) {
+		return false
+	}
+	if !m.CarbonFootprint.Equal(o.CarbonFootprint) {
 		return false
 	}
 	if len(m.NetworkAuthorizations) != len(o.NetworkAuthorizations) {
@@ -1574,17 +1612,22 @@ func (m *K8SliceProperties) Equal(o *K8SliceProperties) bool {
 			return false
 		}
 	}
-	if !m.NetworkIntents.Equal(o.NetworkIntents) ||
-		!maps.Equal(m.AdditionalProperties, o.AdditionalProperties) {
+	if !m.NetworkIntents.Equal(o.NetworkIntents) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !maps.Equal(m.AdditionalProperties, o.AdditionalProperties) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkIntents) Equal(o *NetworkIntents) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if len(m.DeniedCommunications) != len(o.DeniedCommunications) {
 		return false
@@ -1602,40 +1645,59 @@ func (m *NetworkIntents) Equal(o *NetworkIntents) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkIntent) Equal(o *NetworkIntent) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		!m.Source.Equal(o.Source) ||
-		!m.Destination.Equal(o.Destination) ||
-		m.DestinationPort != o.DestinationPort ||
-		m.ProtocolType != o.ProtocolType {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if !m.Source.Equal(o.Source) {
+		return false
+	}
+	if !m.Destination.Equal(o.Destination) {
+		return false
+	}
+	if m.DestinationPort != o.DestinationPort {
+		return false
+	}
+	if m.ProtocolType != o.ProtocolType {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkEndpoint) Equal(o *NetworkEndpoint) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.IsHotCluster != o.IsHotCluster ||
-		!m.ResourceSelector.Equal(o.ResourceSelector) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.IsHotCluster != o.IsHotCluster {
+		return false
+	}
+	if !m.ResourceSelector.Equal(o.ResourceSelector) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkResourceSelector) Equal(o *NetworkResourceSelector) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	switch a := m.Selector.(type) {
 	case *NetworkResourceSelector_Cidr:
@@ -1659,7 +1721,7 @@ func (m *NetworkResourceSelector) Equal(o *NetworkResourceSelector) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _NetworkResourceSelector_Selector_isSet reports whether oneof selector of NetworkResourceSelector holds a member: a
@@ -1676,8 +1738,11 @@ func _NetworkResourceSelector_Selector_isSet(x isNetworkResourceSelector_Selecto
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PodNamespaceSelector) Equal(o *PodNamespaceSelector) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if len(m.Pod) != len(o.Pod) {
 		return false
@@ -1695,101 +1760,181 @@ func (m *PodNamespaceSelector) Equal(o *PodNamespaceSelector) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Label) Equal(o *Label) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Key != o.Key ||
-		m.Value != o.Value {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Key != o.Key {
+		return false
+	}
+	if m.Value != o.Value {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8Slice) Equal(o *K8Slice) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Characteristics.Equal(o.Characteristics) ||
-		!m.Partitionability.Equal(o.Partitionability) ||
-		!m.Properties.Equal(o.Properties) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Characteristics.Equal(o.Characteristics) {
+		return false
+	}
+	if !m.Partitionability.Equal(o.Partitionability) {
+		return false
+	}
+	if !m.Properties.Equal(o.Properties) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Service) Equal(o *Service) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.Description != o.Description ||
-		m.Category != o.Category ||
-		!slices.Equal(m.Tags, o.Tags) ||
-		!slices.Equal(m.HostingPolicies, o.HostingPolicies) ||
-		!m.ConfigurationSchema.Equal(o.ConfigurationSchema) ||
-		m.BlueprintId != o.BlueprintId ||
-		m.ConfigurationTemplate != o.ConfigurationTemplate ||
-		m.MaxInstances != o.MaxInstances ||
-		m.SoldInstances != o.SoldInstances {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Description != o.Description {
+		return false
+	}
+	if m.Category != o.Category {
+		return false
+	}
+	if !slices.Equal(m.Tags, o.Tags) {
+		return false
+	}
+	if !slices.Equal(m.HostingPolicies, o.HostingPolicies) {
+		return false
+	}
+	if !m.ConfigurationSchema.Equal(o.ConfigurationSchema) {
+		return false
+	}
+	if m.BlueprintId != o.BlueprintId {
+		return false
+	}
+	if m.ConfigurationTemplate != o.ConfigurationTemplate {
+		return false
+	}
+	if m.MaxInstances != o.MaxInstances {
+		return false
+	}
+	if m.SoldInstances != o.SoldInstances {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VM) Equal(o *VM) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Cpu != o.Cpu ||
-		m.Memory != o.Memory ||
-		m.Storage != o.Storage ||
-		m.Architecture != o.Architecture ||
-		m.OsImage != o.OsImage ||
-		!m.Gpu.Equal(o.Gpu) ||
-		m.Hypervisor != o.Hypervisor {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Cpu != o.Cpu {
+		return false
+	}
+	if m.Memory != o.Memory {
+		return false
+	}
+	if m.Storage != o.Storage {
+		return false
+	}
+	if m.Architecture != o.Architecture {
+		return false
+	}
+	if m.OsImage != o.OsImage {
+		return false
+	}
+	if !m.Gpu.Equal(o.Gpu) {
+		return false
+	}
+	if m.Hypervisor != o.Hypervisor {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Sensor) Equal(o *Sensor) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.SensorType != o.SensorType ||
-		!fieldmap.EqualImplicitFloat64(m.SamplingRateHz, o.SamplingRateHz) ||
-		!fieldmap.EqualImplicitFloat64(m.Accuracy, o.Accuracy) ||
-		m.Unit != o.Unit ||
-		m.SourceEndpoint != o.SourceEndpoint ||
-		!m.Location.Equal(o.Location) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.SensorType != o.SensorType {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.SamplingRateHz, o.SamplingRateHz) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Accuracy, o.Accuracy) {
+		return false
+	}
+	if m.Unit != o.Unit {
+		return false
+	}
+	if m.SourceEndpoint != o.SourceEndpoint {
+		return false
+	}
+	if !m.Location.Equal(o.Location) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Flavor) Equal(o *Flavor) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Id != o.Id ||
-		!m.Owner.Equal(o.Owner) ||
-		m.ProviderId != o.ProviderId ||
-		!m.Price.Equal(o.Price) ||
-		m.Availability != o.Availability ||
-		!m.Location.Equal(o.Location) ||
-		m.NetworkPropertyType != o.NetworkPropertyType ||
-		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Id != o.Id {
+		return false
+	}
+	if !m.Owner.Equal(o.Owner) {
+		return false
+	}
+	if m.ProviderId != o.ProviderId {
+		return false
+	}
+	if !m.Price.Equal(o.Price) {
+		return false
+	}
+	if m.Availability != o.Availability {
+		return false
+	}
+	if !m.Location.Equal(o.Location) {
+		return false
+	}
+	if m.NetworkPropertyType != o.NetworkPropertyType {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	switch a := m.Spec.(type) {
@@ -1830,7 +1975,7 @@ func (m *Flavor) Equal(o *Flavor) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _Flavor_Spec_isSet reports whether oneof spec of Flavor holds a member: a

@@ -596,94 +596,164 @@ func (m *PeeringCredentials) cloneTo(c *PeeringCredentials) *PeeringCredentials 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReservationStatus) Equal(o *ReservationStatus) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Phase != o.Phase ||
-		m.ReservePhase != o.ReservePhase ||
-		m.PurchasePhase != o.PurchasePhase ||
-		m.Message != o.Message ||
-		m.TransactionId != o.TransactionId ||
-		m.ContractId != o.ContractId ||
-		!fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Phase != o.Phase {
+		return false
+	}
+	if m.ReservePhase != o.ReservePhase {
+		return false
+	}
+	if m.PurchasePhase != o.PurchasePhase {
+		return false
+	}
+	if m.Message != o.Message {
+		return false
+	}
+	if m.TransactionId != o.TransactionId {
+		return false
+	}
+	if m.ContractId != o.ContractId {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Reservation) Equal(o *Reservation) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Id != o.Id ||
-		m.SolverId != o.SolverId ||
-		!m.Buyer.Equal(o.Buyer) ||
-		!m.Seller.Equal(o.Seller) ||
-		m.PeeringCandidateId != o.PeeringCandidateId ||
-		!m.Configuration.Equal(o.Configuration) ||
-		m.Reserve != o.Reserve ||
-		m.Purchase != o.Purchase ||
-		!m.Status.Equal(o.Status) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Id != o.Id {
+		return false
+	}
+	if m.SolverId != o.SolverId {
+		return false
+	}
+	if !m.Buyer.Equal(o.Buyer) {
+		return false
+	}
+	if !m.Seller.Equal(o.Seller) {
+		return false
+	}
+	if m.PeeringCandidateId != o.PeeringCandidateId {
+		return false
+	}
+	if !m.Configuration.Equal(o.Configuration) {
+		return false
+	}
+	if m.Reserve != o.Reserve {
+		return false
+	}
+	if m.Purchase != o.Purchase {
+		return false
+	}
+	if !m.Status.Equal(o.Status) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Transaction) Equal(o *Transaction) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Id != o.Id ||
-		m.FlavorId != o.FlavorId ||
-		!m.Buyer.Equal(o.Buyer) ||
-		!m.Configuration.Equal(o.Configuration) ||
-		!fieldmap.EqualTimestamp(m.StartTime, o.StartTime) ||
-		!fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) ||
-		m.BuyerClusterId != o.BuyerClusterId ||
-		m.State != o.State ||
-		m.ContractId != o.ContractId {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Id != o.Id {
+		return false
+	}
+	if m.FlavorId != o.FlavorId {
+		return false
+	}
+	if !m.Buyer.Equal(o.Buyer) {
+		return false
+	}
+	if !m.Configuration.Equal(o.Configuration) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.StartTime, o.StartTime) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) {
+		return false
+	}
+	if m.BuyerClusterId != o.BuyerClusterId {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if m.ContractId != o.ContractId {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReserveRequest) Equal(o *ReserveRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.FlavorId != o.FlavorId ||
-		!m.Buyer.Equal(o.Buyer) ||
-		!m.Configuration.Equal(o.Configuration) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.FlavorId != o.FlavorId {
+		return false
+	}
+	if !m.Buyer.Equal(o.Buyer) {
+		return false
+	}
+	if !m.Configuration.Equal(o.Configuration) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PurchaseRequest) Equal(o *PurchaseRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.BuyerCredentials.Equal(o.BuyerCredentials) ||
-		!m.IngressTelemetryEndpoint.Equal(o.IngressTelemetryEndpoint) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.BuyerCredentials.Equal(o.BuyerCredentials) {
+		return false
+	}
+	if !m.IngressTelemetryEndpoint.Equal(o.IngressTelemetryEndpoint) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeeringCredentials) Equal(o *PeeringCredentials) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.ClusterId != o.ClusterId ||
-		m.Kubeconfig != o.Kubeconfig {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.ClusterId != o.ClusterId {
+		return false
+	}
+	if m.Kubeconfig != o.Kubeconfig {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

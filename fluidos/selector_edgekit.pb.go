@@ -1060,31 +1060,42 @@ func (m *Selector) cloneTo(c *Selector) *Selector {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceMatchSelector) Equal(o *ResourceMatchSelector) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if m.Value != o.Value {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceRangeSelector) Equal(o *ResourceRangeSelector) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtr(m.Min, o.Min) ||
-		!fieldmap.EqualPtr(m.Max, o.Max) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualPtr(m.Min, o.Min) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Max, o.Max) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceFilter) Equal(o *ResourceFilter) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	switch a := m.Filter.(type) {
 	case *ResourceFilter_Match:
@@ -1108,7 +1119,7 @@ func (m *ResourceFilter) Equal(o *ResourceFilter) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _ResourceFilter_Filter_isSet reports whether oneof filter of ResourceFilter holds a member: a
@@ -1125,20 +1136,28 @@ func _ResourceFilter_Filter_isSet(x isResourceFilter_Filter) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FloatRangeSelector) Equal(o *FloatRangeSelector) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtrFloat64(m.Min, o.Min) ||
-		!fieldmap.EqualPtrFloat64(m.Max, o.Max) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualPtrFloat64(m.Min, o.Min) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.Max, o.Max) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *StringFilter) Equal(o *StringFilter) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	switch a := m.Filter.(type) {
 	case *StringFilter_Exact:
@@ -1162,7 +1181,7 @@ func (m *StringFilter) Equal(o *StringFilter) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _StringFilter_Filter_isSet reports whether oneof filter of StringFilter holds a member: a
@@ -1179,81 +1198,135 @@ func _StringFilter_Filter_isSet(x isStringFilter_Filter) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GPUSelector) Equal(o *GPUSelector) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Model.Equal(o.Model) ||
-		!m.Cores.Equal(o.Cores) ||
-		!m.Memory.Equal(o.Memory) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Model.Equal(o.Model) {
+		return false
+	}
+	if !m.Cores.Equal(o.Cores) {
+		return false
+	}
+	if !m.Memory.Equal(o.Memory) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceSelector) Equal(o *K8SliceSelector) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Architecture.Equal(o.Architecture) ||
-		!m.Cpu.Equal(o.Cpu) ||
-		!m.Memory.Equal(o.Memory) ||
-		!m.Pods.Equal(o.Pods) ||
-		!m.Storage.Equal(o.Storage) ||
-		!m.Gpu.Equal(o.Gpu) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Architecture.Equal(o.Architecture) {
+		return false
+	}
+	if !m.Cpu.Equal(o.Cpu) {
+		return false
+	}
+	if !m.Memory.Equal(o.Memory) {
+		return false
+	}
+	if !m.Pods.Equal(o.Pods) {
+		return false
+	}
+	if !m.Storage.Equal(o.Storage) {
+		return false
+	}
+	if !m.Gpu.Equal(o.Gpu) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceSelector) Equal(o *ServiceSelector) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Category.Equal(o.Category) ||
-		!slices.Equal(m.Tags, o.Tags) ||
-		!m.Name.Equal(o.Name) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Category.Equal(o.Category) {
+		return false
+	}
+	if !slices.Equal(m.Tags, o.Tags) {
+		return false
+	}
+	if !m.Name.Equal(o.Name) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VMSelector) Equal(o *VMSelector) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Architecture.Equal(o.Architecture) ||
-		!m.Cpu.Equal(o.Cpu) ||
-		!m.Memory.Equal(o.Memory) ||
-		!m.Storage.Equal(o.Storage) ||
-		!m.OsImage.Equal(o.OsImage) ||
-		!m.Hypervisor.Equal(o.Hypervisor) ||
-		!m.Gpu.Equal(o.Gpu) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Architecture.Equal(o.Architecture) {
+		return false
+	}
+	if !m.Cpu.Equal(o.Cpu) {
+		return false
+	}
+	if !m.Memory.Equal(o.Memory) {
+		return false
+	}
+	if !m.Storage.Equal(o.Storage) {
+		return false
+	}
+	if !m.OsImage.Equal(o.OsImage) {
+		return false
+	}
+	if !m.Hypervisor.Equal(o.Hypervisor) {
+		return false
+	}
+	if !m.Gpu.Equal(o.Gpu) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SensorSelector) Equal(o *SensorSelector) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.SensorType.Equal(o.SensorType) ||
-		!m.SamplingRateHz.Equal(o.SamplingRateHz) ||
-		!m.Accuracy.Equal(o.Accuracy) ||
-		!m.Unit.Equal(o.Unit) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.SensorType.Equal(o.SensorType) {
+		return false
+	}
+	if !m.SamplingRateHz.Equal(o.SamplingRateHz) {
+		return false
+	}
+	if !m.Accuracy.Equal(o.Accuracy) {
+		return false
+	}
+	if !m.Unit.Equal(o.Unit) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Selector) Equal(o *Selector) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if m.FlavorType != o.FlavorType {
 		return false
@@ -1296,7 +1369,7 @@ func (m *Selector) Equal(o *Selector) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _Selector_Filter_isSet reports whether oneof filter of Selector holds a member: a

@@ -220,41 +220,68 @@ func (m *SliceInstance) cloneTo(c *SliceInstance) *SliceInstance {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SlicePort) Equal(o *SlicePort) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Port != o.Port ||
-		m.Protocol != o.Protocol ||
-		m.PublicPort != o.PublicPort {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Port != o.Port {
+		return false
+	}
+	if m.Protocol != o.Protocol {
+		return false
+	}
+	if m.PublicPort != o.PublicPort {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SliceInstanceStatus) Equal(o *SliceInstanceStatus) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.State != o.State ||
-		!slices.Equal(m.Errors, o.Errors) ||
-		m.Host != o.Host ||
-		m.Message != o.Message ||
-		m.Running != o.Running {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.State != o.State {
+		return false
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		return false
+	}
+	if m.Host != o.Host {
+		return false
+	}
+	if m.Message != o.Message {
+		return false
+	}
+	if m.Running != o.Running {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SliceInstance) Equal(o *SliceInstance) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.Image != o.Image ||
-		!slices.Equal(m.Args, o.Args) ||
-		!maps.Equal(m.Env, o.Env) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Image != o.Image {
+		return false
+	}
+	if !slices.Equal(m.Args, o.Args) {
+		return false
+	}
+	if !maps.Equal(m.Env, o.Env) {
 		return false
 	}
 	if len(m.Ports) != len(o.Ports) {
@@ -265,13 +292,19 @@ func (m *SliceInstance) Equal(o *SliceInstance) bool {
 			return false
 		}
 	}
-	if m.Cpu != o.Cpu ||
-		m.Memory != o.Memory ||
-		m.HealthCheckPath != o.HealthCheckPath ||
-		!m.Status.Equal(o.Status) {
+	if m.Cpu != o.Cpu {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Memory != o.Memory {
+		return false
+	}
+	if m.HealthCheckPath != o.HealthCheckPath {
+		return false
+	}
+	if !m.Status.Equal(o.Status) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -595,21 +595,46 @@ type _Solver_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SolverStatus) Equal(o *SolverStatus) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.SolverPhase != o.SolverPhase ||
-		m.DiscoveryPhase != o.DiscoveryPhase ||
-		m.ReservationPhase != o.ReservationPhase ||
-		m.PurchasePhase != o.PurchasePhase ||
-		m.AllocationPhase != o.AllocationPhase ||
-		m.Message != o.Message ||
-		m.DiscoveryId != o.DiscoveryId ||
-		m.ReservationId != o.ReservationId ||
-		m.ContractId != o.ContractId ||
-		m.AllocationId != o.AllocationId ||
-		!m.Credentials.Equal(o.Credentials) ||
-		!fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.SolverPhase != o.SolverPhase {
+		return false
+	}
+	if m.DiscoveryPhase != o.DiscoveryPhase {
+		return false
+	}
+	if m.ReservationPhase != o.ReservationPhase {
+		return false
+	}
+	if m.PurchasePhase != o.PurchasePhase {
+		return false
+	}
+	if m.AllocationPhase != o.AllocationPhase {
+		return false
+	}
+	if m.Message != o.Message {
+		return false
+	}
+	if m.DiscoveryId != o.DiscoveryId {
+		return false
+	}
+	if m.ReservationId != o.ReservationId {
+		return false
+	}
+	if m.ContractId != o.ContractId {
+		return false
+	}
+	if m.AllocationId != o.AllocationId {
+		return false
+	}
+	if !m.Credentials.Equal(o.Credentials) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
 		return false
 	}
 	if len(m.Attempts) != len(o.Attempts) {
@@ -620,55 +645,94 @@ func (m *SolverStatus) Equal(o *SolverStatus) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SolverAttempt) Equal(o *SolverAttempt) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.CandidateId != o.CandidateId ||
-		m.FlavorId != o.FlavorId ||
-		m.SellerId != o.SellerId ||
-		m.Error != o.Error {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.CandidateId != o.CandidateId {
+		return false
+	}
+	if m.FlavorId != o.FlavorId {
+		return false
+	}
+	if m.SellerId != o.SellerId {
+		return false
+	}
+	if m.Error != o.Error {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SolverTimeouts) Equal(o *SolverTimeouts) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualDuration(m.Discovery, o.Discovery) ||
-		!fieldmap.EqualDuration(m.Reservation, o.Reservation) ||
-		!fieldmap.EqualDuration(m.Purchase, o.Purchase) ||
-		!fieldmap.EqualDuration(m.Allocation, o.Allocation) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualDuration(m.Discovery, o.Discovery) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.Reservation, o.Reservation) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.Purchase, o.Purchase) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.Allocation, o.Allocation) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Solver) Equal(o *Solver) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Id != o.Id ||
-		!m.Selector.Equal(o.Selector) ||
-		m.IntentId != o.IntentId ||
-		m.FindCandidate != o.FindCandidate ||
-		m.ReserveAndBuy != o.ReserveAndBuy ||
-		m.EstablishPeering != o.EstablishPeering ||
-		!m.Status.Equal(o.Status) ||
-		!m.Configuration.Equal(o.Configuration) ||
-		!m.Timeouts.Equal(o.Timeouts) ||
-		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Id != o.Id {
+		return false
+	}
+	if !m.Selector.Equal(o.Selector) {
+		return false
+	}
+	if m.IntentId != o.IntentId {
+		return false
+	}
+	if m.FindCandidate != o.FindCandidate {
+		return false
+	}
+	if m.ReserveAndBuy != o.ReserveAndBuy {
+		return false
+	}
+	if m.EstablishPeering != o.EstablishPeering {
+		return false
+	}
+	if !m.Status.Equal(o.Status) {
+		return false
+	}
+	if !m.Configuration.Equal(o.Configuration) {
+		return false
+	}
+	if !m.Timeouts.Equal(o.Timeouts) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -1246,217 +1246,305 @@ func (m *ChainD18) cloneTo(c *ChainD18) *ChainD18 {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ChainD01) Equal(o *ChainD01) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD02) Equal(o *ChainD02) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
+	if !m.Next.Equal(o.Next) {
 		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD03) Equal(o *ChainD03) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD04) Equal(o *ChainD04) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD05) Equal(o *ChainD05) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD06) Equal(o *ChainD06) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD07) Equal(o *ChainD07) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD08) Equal(o *ChainD08) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD09) Equal(o *ChainD09) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD10) Equal(o *ChainD10) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD11) Equal(o *ChainD11) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD12) Equal(o *ChainD12) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD13) Equal(o *ChainD13) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD14) Equal(o *ChainD14) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD15) Equal(o *ChainD15) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD16) Equal(o *ChainD16) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD17) Equal(o *ChainD17) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Next.Equal(o.Next) ||
-		m.V != o.V {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *ChainD18) Equal(o *ChainD18) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
 	}
 	if m.V != o.V {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD02) Equal(o *ChainD02) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD03) Equal(o *ChainD03) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD04) Equal(o *ChainD04) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD05) Equal(o *ChainD05) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD06) Equal(o *ChainD06) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD07) Equal(o *ChainD07) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD08) Equal(o *ChainD08) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD09) Equal(o *ChainD09) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD10) Equal(o *ChainD10) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD11) Equal(o *ChainD11) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD12) Equal(o *ChainD12) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD13) Equal(o *ChainD13) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD14) Equal(o *ChainD14) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD15) Equal(o *ChainD15) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD16) Equal(o *ChainD16) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD17) Equal(o *ChainD17) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ChainD18) Equal(o *ChainD18) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if m.V != o.V {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -224,6 +224,16 @@ func TestEqualNilMembers(t *testing.T) {
 		{"secrets nil empty", &testpb.Secrets{Cred: &testpb.Secrets_CredLeaf{}}, &testpb.Secrets{Cred: &testpb.Secrets_CredLeaf{CredLeaf: &testpb.Leaf{}}}, true},
 		{"list nil nil", &testpb.Top{Middles: []*testpb.Middle{nil}}, &testpb.Top{Middles: []*testpb.Middle{nil}}, true},
 		{"map nil nil", &testpb.Top{LeafMap: map[int32]*testpb.Leaf{1: nil}}, &testpb.Top{LeafMap: map[int32]*testpb.Leaf{1: nil}}, true},
+		// The inline loops over lists and maps of messages, of this package
+		// and of another.
+		{"map nil empty", &testpb.Top{LeafMap: map[int32]*testpb.Leaf{1: nil}}, &testpb.Top{LeafMap: map[int32]*testpb.Leaf{1: {}}}, true},
+		{"map nil non-empty", &testpb.Top{LeafMap: map[int32]*testpb.Leaf{1: nil}}, &testpb.Top{LeafMap: map[int32]*testpb.Leaf{1: {Name: "x"}}}, false},
+		{"map nil value, key differs", &testpb.Top{LeafMap: map[int32]*testpb.Leaf{1: nil}}, &testpb.Top{LeafMap: map[int32]*testpb.Leaf{2: nil}}, false},
+		{"map key differs, same length", &testpb.Top{LeafMap: map[int32]*testpb.Leaf{1: {}, 2: {}}}, &testpb.Top{LeafMap: map[int32]*testpb.Leaf{1: {}, 3: {}}}, false},
+		{"other package map nil empty", &testpb.Top{LabelMap: map[string]*otherpb.Label{"a": nil}}, &testpb.Top{LabelMap: map[string]*otherpb.Label{"a": {}}}, true},
+		{"other package map key differs", &testpb.Top{LabelMap: map[string]*otherpb.Label{"a": nil}}, &testpb.Top{LabelMap: map[string]*otherpb.Label{"b": nil}}, false},
+		{"other package list nil empty", &testpb.Top{LabelsOther: []*otherpb.Label{nil}}, &testpb.Top{LabelsOther: []*otherpb.Label{{}}}, true},
+		{"other package list nil non-empty", &testpb.Top{LabelsOther: []*otherpb.Label{{Name: "n"}}}, &testpb.Top{LabelsOther: []*otherpb.Label{nil}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1424,72 +1424,142 @@ func (m *NamedKey) cloneTo(c *NamedKey) *NamedKey {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Scalars) Equal(o *Scalars) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.FDouble, o.FDouble) ||
-		!fieldmap.EqualImplicitFloat32(m.FFloat, o.FFloat) ||
-		m.FInt32 != o.FInt32 ||
-		m.FInt64 != o.FInt64 ||
-		m.FUint32 != o.FUint32 ||
-		m.FUint64 != o.FUint64 ||
-		m.FSint32 != o.FSint32 ||
-		m.FSint64 != o.FSint64 ||
-		m.FFixed32 != o.FFixed32 ||
-		m.FFixed64 != o.FFixed64 ||
-		m.FSfixed32 != o.FSfixed32 ||
-		m.FSfixed64 != o.FSfixed64 ||
-		m.FBool != o.FBool ||
-		m.FString != o.FString ||
-		!bytes.Equal(m.FBytes, o.FBytes) ||
-		m.FEnum != o.FEnum {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualImplicitFloat64(m.FDouble, o.FDouble) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.FFloat, o.FFloat) {
+		return false
+	}
+	if m.FInt32 != o.FInt32 {
+		return false
+	}
+	if m.FInt64 != o.FInt64 {
+		return false
+	}
+	if m.FUint32 != o.FUint32 {
+		return false
+	}
+	if m.FUint64 != o.FUint64 {
+		return false
+	}
+	if m.FSint32 != o.FSint32 {
+		return false
+	}
+	if m.FSint64 != o.FSint64 {
+		return false
+	}
+	if m.FFixed32 != o.FFixed32 {
+		return false
+	}
+	if m.FFixed64 != o.FFixed64 {
+		return false
+	}
+	if m.FSfixed32 != o.FSfixed32 {
+		return false
+	}
+	if m.FSfixed64 != o.FSfixed64 {
+		return false
+	}
+	if m.FBool != o.FBool {
+		return false
+	}
+	if m.FString != o.FString {
+		return false
+	}
+	if !bytes.Equal(m.FBytes, o.FBytes) {
+		return false
+	}
+	if m.FEnum != o.FEnum {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Optionals) Equal(o *Optionals) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtrFloat64(m.ODouble, o.ODouble) ||
-		!fieldmap.EqualPtrFloat32(m.OFloat, o.OFloat) ||
-		!fieldmap.EqualPtr(m.OInt32, o.OInt32) ||
-		!fieldmap.EqualPtr(m.OInt64, o.OInt64) ||
-		!fieldmap.EqualPtr(m.OUint32, o.OUint32) ||
-		!fieldmap.EqualPtr(m.OUint64, o.OUint64) ||
-		!fieldmap.EqualPtr(m.OBool, o.OBool) ||
-		!fieldmap.EqualPtr(m.OString, o.OString) ||
-		!fieldmap.EqualBytesPresence(m.OBytes, o.OBytes) ||
-		!fieldmap.EqualPtr(m.OEnum, o.OEnum) ||
-		!m.OMessage.Equal(o.OMessage) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualPtrFloat64(m.ODouble, o.ODouble) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat32(m.OFloat, o.OFloat) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OInt32, o.OInt32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OInt64, o.OInt64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OUint32, o.OUint32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OUint64, o.OUint64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OBool, o.OBool) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OString, o.OString) {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.OBytes, o.OBytes) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OEnum, o.OEnum) {
+		return false
+	}
+	if !m.OMessage.Equal(o.OMessage) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Leaf) Equal(o *Leaf) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.Value != o.Value ||
-		m.State != o.State ||
-		m.Token != o.Token {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Value != o.Value {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if m.Token != o.Token {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Middle) Equal(o *Middle) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		!m.Leaf.Equal(o.Leaf) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if !m.Leaf.Equal(o.Leaf) {
 		return false
 	}
 	if len(m.Leaves) != len(o.Leaves) {
@@ -1500,17 +1570,24 @@ func (m *Middle) Equal(o *Middle) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Top) Equal(o *Top) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		!m.Middle.Equal(o.Middle) ||
-		!slices.Equal(m.Tags, o.Tags) {
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if !m.Middle.Equal(o.Middle) {
+		return false
+	}
+	if !slices.Equal(m.Tags, o.Tags) {
 		return false
 	}
 	if len(m.Middles) != len(o.Middles) {
@@ -1521,37 +1598,82 @@ func (m *Top) Equal(o *Top) bool {
 			return false
 		}
 	}
-	if !maps.Equal(m.Labels, o.Labels) ||
-		!fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) ||
-		!fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) ||
-		!fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) ||
-		!slices.Equal(m.States, o.States) ||
-		!fieldmap.EqualMapFunc(m.BlobMap, o.BlobMap, bytes.Equal) ||
-		!maps.Equal(m.StateMap, o.StateMap) ||
-		!m.Scalars.Equal(o.Scalars) ||
-		!m.Optionals.Equal(o.Optionals) ||
-		!m.Wkt.Equal(o.Wkt) ||
-		!(func(x, y *other.Label) bool {
+	if !maps.Equal(m.Labels, o.Labels) {
+		return false
+	}
+	if len(m.LeafMap) != len(o.LeafMap) {
+		return false
+	}
+	for k, x := range m.LeafMap {
+		if y, ok := o.LeafMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Leaf).Equal) {
+			return false
+		}
+	}
+	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
+		return false
+	}
+	if !fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) {
+		return false
+	}
+	if !slices.Equal(m.States, o.States) {
+		return false
+	}
+	if !fieldmap.EqualMapFunc(m.BlobMap, o.BlobMap, bytes.Equal) {
+		return false
+	}
+	if !maps.Equal(m.StateMap, o.StateMap) {
+		return false
+	}
+	if !m.Scalars.Equal(o.Scalars) {
+		return false
+	}
+	if !m.Optionals.Equal(o.Optionals) {
+		return false
+	}
+	if !m.Wkt.Equal(o.Wkt) {
+		return false
+	}
+	if !(func(x, y *other.Label) bool {
+		if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x, y)
+	})(m.Label, o.Label) {
+		return false
+	}
+	if len(m.LabelsOther) != len(o.LabelsOther) {
+		return false
+	}
+	for i, x := range m.LabelsOther {
+		if y := o.LabelsOther[i]; x != y && !fieldmap.EqualElem(x, y, func(x, y *other.Label) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.Label, o.Label) ||
-		!fieldmap.EqualMessageListFunc(m.LabelsOther, o.LabelsOther, func(x, y *other.Label) bool {
+		}) {
+			return false
+		}
+	}
+	if m.Password != o.Password {
+		return false
+	}
+	if !m.AtomicLeaf.Equal(o.AtomicLeaf) {
+		return false
+	}
+	if len(m.LabelMap) != len(o.LabelMap) {
+		return false
+	}
+	for k, x := range m.LabelMap {
+		if y, ok := o.LabelMap[k]; !ok || x != y && !fieldmap.EqualElem(x, y, func(x, y *other.Label) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		}) ||
-		m.Password != o.Password ||
-		!m.AtomicLeaf.Equal(o.AtomicLeaf) ||
-		!fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, func(x, y *other.Label) bool {
-			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x, y)
-		}) ||
-		!m.Empty.Equal(o.Empty) {
+		}) {
+			return false
+		}
+	}
+	if !m.Empty.Equal(o.Empty) {
 		return false
 	}
 	switch a := m.Choice.(type) {
@@ -1592,7 +1714,7 @@ func (m *Top) Equal(o *Top) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _Top_Choice_isSet reports whether oneof choice of Top holds a member: a
@@ -1613,60 +1735,106 @@ func _Top_Choice_isSet(x isTop_Choice) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Key) Equal(o *Key) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Organization != o.Organization ||
-		m.Name != o.Name ||
-		m.Version != o.Version ||
-		m.State != o.State ||
-		!m.Sub.Equal(o.Sub) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Organization != o.Organization {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Version != o.Version {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if !m.Sub.Equal(o.Sub) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SubKey) Equal(o *SubKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Region != o.Region ||
-		m.Zone != o.Zone ||
-		m.Edge != o.Edge {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Region != o.Region {
+		return false
+	}
+	if m.Zone != o.Zone {
+		return false
+	}
+	if m.Edge != o.Edge {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Wkt) Equal(o *Wkt) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualTimestamp(m.Ts, o.Ts) ||
-		!fieldmap.EqualDuration(m.Dur, o.Dur) ||
-		!fieldmap.EqualStringValue(m.Str, o.Str) ||
-		!fieldmap.EqualInt64Value(m.I64, o.I64) ||
-		!fieldmap.EqualBoolValue(m.Flag, o.Flag) ||
-		!fieldmap.EqualStruct(m.St, o.St) ||
-		!fieldmap.EqualAny(m.Any, o.Any) ||
-		!fieldmap.EqualValue(m.Val, o.Val) ||
-		!fieldmap.EqualMessageListFunc(m.Times, o.Times, fieldmap.EqualTimestamp) ||
-		!fieldmap.EqualMessageMapFunc(m.Durs, o.Durs, fieldmap.EqualDuration) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualTimestamp(m.Ts, o.Ts) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.Dur, o.Dur) {
+		return false
+	}
+	if !fieldmap.EqualStringValue(m.Str, o.Str) {
+		return false
+	}
+	if !fieldmap.EqualInt64Value(m.I64, o.I64) {
+		return false
+	}
+	if !fieldmap.EqualBoolValue(m.Flag, o.Flag) {
+		return false
+	}
+	if !fieldmap.EqualStruct(m.St, o.St) {
+		return false
+	}
+	if !fieldmap.EqualAny(m.Any, o.Any) {
+		return false
+	}
+	if !fieldmap.EqualValue(m.Val, o.Val) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.Times, o.Times, fieldmap.EqualTimestamp) {
+		return false
+	}
+	if !fieldmap.EqualMessageMapFunc(m.Durs, o.Durs, fieldmap.EqualDuration) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Tree) Equal(o *Tree) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		!m.Left.Equal(o.Left) ||
-		!m.Right.Equal(o.Right) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if !m.Left.Equal(o.Left) {
+		return false
+	}
+	if !m.Right.Equal(o.Right) {
 		return false
 	}
 	if len(m.Children) != len(o.Children) {
@@ -1680,33 +1848,44 @@ func (m *Tree) Equal(o *Tree) bool {
 	if !m.Branch.Equal(o.Branch) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Branch) Equal(o *Branch) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Label != o.Label ||
-		!m.Tree.Equal(o.Tree) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Label != o.Label {
+		return false
+	}
+	if !m.Tree.Equal(o.Tree) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Empty) Equal(o *Empty) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m == nil || o == nil {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Outer) Equal(o *Outer) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !m.Inner.Equal(o.Inner) {
 		return false
@@ -1719,31 +1898,46 @@ func (m *Outer) Equal(o *Outer) bool {
 			return false
 		}
 	}
-	if !fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*Outer_Inner).Equal) {
+	if len(m.InnerMap) != len(o.InnerMap) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for k, x := range m.InnerMap {
+		if y, ok := o.InnerMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Outer_Inner).Equal) {
+			return false
+		}
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Outer_Inner) Equal(o *Outer_Inner) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Kind != o.Kind ||
-		m.Secret != o.Secret {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Kind != o.Kind {
+		return false
+	}
+	if m.Secret != o.Secret {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Secrets) Equal(o *Secrets) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.ApiKey != o.ApiKey ||
-		!m.Leaf.Equal(o.Leaf) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.ApiKey != o.ApiKey {
+		return false
+	}
+	if !m.Leaf.Equal(o.Leaf) {
 		return false
 	}
 	if len(m.Leaves) != len(o.Leaves) {
@@ -1754,16 +1948,29 @@ func (m *Secrets) Equal(o *Secrets) bool {
 			return false
 		}
 	}
-	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) ||
-		!m.Outer.Equal(o.Outer) ||
-		!(func(x, y *other.Label) bool {
-			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x, y)
-		})(m.Label, o.Label) ||
-		!bytes.Equal(m.Cert, o.Cert) ||
-		!maps.Equal(m.Env, o.Env) {
+	if len(m.LeafMap) != len(o.LeafMap) {
+		return false
+	}
+	for k, x := range m.LeafMap {
+		if y, ok := o.LeafMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Leaf).Equal) {
+			return false
+		}
+	}
+	if !m.Outer.Equal(o.Outer) {
+		return false
+	}
+	if !(func(x, y *other.Label) bool {
+		if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x, y)
+	})(m.Label, o.Label) {
+		return false
+	}
+	if !bytes.Equal(m.Cert, o.Cert) {
+		return false
+	}
+	if !maps.Equal(m.Env, o.Env) {
 		return false
 	}
 	switch a := m.Cred.(type) {
@@ -1796,7 +2003,7 @@ func (m *Secrets) Equal(o *Secrets) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _Secrets_Cred_isSet reports whether oneof cred of Secrets holds a member: a
@@ -1815,14 +2022,19 @@ func _Secrets_Cred_isSet(x isSecrets_Cred) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NamedKey) Equal(o *NamedKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Id != o.Id ||
-		m.Note != o.Note {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Id != o.Id {
+		return false
+	}
+	if m.Note != o.Note {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

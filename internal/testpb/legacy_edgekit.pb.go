@@ -220,20 +220,43 @@ func (m *Legacy_Item) cloneTo(c *Legacy_Item) *Legacy_Item {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Legacy) Equal(o *Legacy) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) ||
-		!fieldmap.EqualPtr(m.Count, o.Count) ||
-		!fieldmap.EqualPtr(m.Mode, o.Mode) ||
-		!fieldmap.EqualBytesPresence(m.Data, o.Data) ||
-		!slices.Equal(m.Values, o.Values) ||
-		!fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) ||
-		!m.Next.Equal(o.Next) ||
-		!fieldmap.EqualPtr(m.Id, o.Id) ||
-		!m.Item.Equal(o.Item) ||
-		!maps.Equal(m.Modes, o.Modes) ||
-		!fieldmap.EqualPtr(m.Secret, o.Secret) {
+	if m == nil || o == nil {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Count, o.Count) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Mode, o.Mode) {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
+		return false
+	}
+	if !slices.Equal(m.Values, o.Values) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Id, o.Id) {
+		return false
+	}
+	if !m.Item.Equal(o.Item) {
+		return false
+	}
+	if !maps.Equal(m.Modes, o.Modes) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
 		return false
 	}
 	switch a := m.Pick.(type) {
@@ -261,7 +284,7 @@ func (m *Legacy) Equal(o *Legacy) bool {
 	if (len(m.extensionFields) > 0 || len(o.extensionFields) > 0) && !fieldmap.EqualExtensions(m, o) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _Legacy_Pick_isSet reports whether oneof pick of Legacy holds a member: a
@@ -278,14 +301,19 @@ func _Legacy_Pick_isSet(x isLegacy_Pick) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Legacy_Item) Equal(o *Legacy_Item) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtr(m.Text, o.Text) ||
-		!fieldmap.EqualPtr(m.Num, o.Num) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualPtr(m.Text, o.Text) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Num, o.Num) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -193,35 +193,68 @@ func (m *Part) cloneTo(c *Part) *Part {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Modern) Equal(o *Modern) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) ||
-		m.Count != o.Count ||
-		!fieldmap.EqualPtr(m.Level, o.Level) ||
-		!fieldmap.EqualPtr(m.Closed, o.Closed) ||
-		!slices.Equal(m.Packed, o.Packed) ||
-		!slices.Equal(m.Expanded, o.Expanded) ||
-		!m.Part.Equal(o.Part) ||
-		!fieldmap.EqualBytesPresence(m.Data, o.Data) ||
-		!fieldmap.EqualImplicitFloat64(m.Ratio, o.Ratio) ||
-		!fieldmap.EqualMessageMapFunc(m.Parts, o.Parts, (*Part).Equal) ||
-		!fieldmap.EqualPtr(m.Secret, o.Secret) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		return false
+	}
+	if m.Count != o.Count {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Level, o.Level) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
+		return false
+	}
+	if !slices.Equal(m.Packed, o.Packed) {
+		return false
+	}
+	if !slices.Equal(m.Expanded, o.Expanded) {
+		return false
+	}
+	if !m.Part.Equal(o.Part) {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Ratio, o.Ratio) {
+		return false
+	}
+	if len(m.Parts) != len(o.Parts) {
+		return false
+	}
+	for k, x := range m.Parts {
+		if y, ok := o.Parts[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Part).Equal) {
+			return false
+		}
+	}
+	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Part) Equal(o *Part) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtr(m.Label, o.Label) ||
-		!fieldmap.EqualPtrFloat32(m.Weight, o.Weight) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualPtr(m.Label, o.Label) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat32(m.Weight, o.Weight) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -147,31 +147,41 @@ func (m *NegZeroHolder) cloneTo(c *NegZeroHolder) *NegZeroHolder {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Extendable) Equal(o *Extendable) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.D, o.D) ||
-		!fieldmap.EqualPtr(m.Name, o.Name) {
+	if m == nil || o == nil {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.D, o.D) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
 		return false
 	}
 	if (len(m.extensionFields) > 0 || len(o.extensionFields) > 0) && !fieldmap.EqualExtensions(m, o) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Ext.Equal(o.Ext) ||
-		!(func(x, y *plain.Plain) bool {
-			if e, ok := any(x).(fieldmap.Equaler[*plain.Plain]); ok {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x, y)
-		})(m.Plain, o.Plain) {
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Ext.Equal(o.Ext) {
+		return false
+	}
+	if !(func(x, y *plain.Plain) bool {
+		if e, ok := any(x).(fieldmap.Equaler[*plain.Plain]); ok {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x, y)
+	})(m.Plain, o.Plain) {
 		return false
 	}
 	if len(m.Exts) != len(o.Exts) {
@@ -182,15 +192,20 @@ func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
 			return false
 		}
 	}
-	if !fieldmap.EqualMessageListFunc(m.Plains, o.Plains, func(x, y *plain.Plain) bool {
-		if e, ok := any(x).(fieldmap.Equaler[*plain.Plain]); ok {
-			return e.Equal(y)
-		}
-		return fieldmap.Equal(x, y)
-	}) {
+	if len(m.Plains) != len(o.Plains) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	for i, x := range m.Plains {
+		if y := o.Plains[i]; x != y && !fieldmap.EqualElem(x, y, func(x, y *plain.Plain) bool {
+			if e, ok := any(x).(fieldmap.Equaler[*plain.Plain]); ok {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x, y)
+		}) {
+			return false
+		}
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

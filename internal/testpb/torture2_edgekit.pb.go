@@ -1088,57 +1088,114 @@ func (m *TortureSignHolder) cloneTo(c *TortureSignHolder) *TortureSignHolder {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDefaults) Equal(o *TortureDefaults) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtrFloat64(m.DDouble, o.DDouble) ||
-		!fieldmap.EqualPtrFloat32(m.DFloat, o.DFloat) ||
-		!fieldmap.EqualPtr(m.DInt32, o.DInt32) ||
-		!fieldmap.EqualPtr(m.DInt64, o.DInt64) ||
-		!fieldmap.EqualPtr(m.DUint32, o.DUint32) ||
-		!fieldmap.EqualPtr(m.DUint64, o.DUint64) ||
-		!fieldmap.EqualPtr(m.DSint32, o.DSint32) ||
-		!fieldmap.EqualPtr(m.DSint64, o.DSint64) ||
-		!fieldmap.EqualPtr(m.DFixed32, o.DFixed32) ||
-		!fieldmap.EqualPtr(m.DFixed64, o.DFixed64) ||
-		!fieldmap.EqualPtr(m.DSfixed32, o.DSfixed32) ||
-		!fieldmap.EqualPtr(m.DSfixed64, o.DSfixed64) ||
-		!fieldmap.EqualPtr(m.DBool, o.DBool) ||
-		!fieldmap.EqualPtr(m.DString, o.DString) ||
-		!fieldmap.EqualBytesPresence(m.DBytes, o.DBytes) ||
-		!fieldmap.EqualPtr(m.DEnum, o.DEnum) ||
-		!fieldmap.EqualPtrFloat64(m.DNan, o.DNan) ||
-		!fieldmap.EqualPtrFloat32(m.DNegInf, o.DNegInf) ||
-		!fieldmap.EqualPtrFloat64(m.DNegZero, o.DNegZero) ||
-		!fieldmap.EqualPtr(m.RString, o.RString) ||
-		!fieldmap.EqualPtr(m.REnum, o.REnum) ||
-		!m.RMessage.Equal(o.RMessage) ||
-		!fieldmap.EqualPtr(m.Secret, o.Secret) ||
-		!fieldmap.EqualPtr(m.Color, o.Color) {
+	if m == nil || o == nil {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.DDouble, o.DDouble) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat32(m.DFloat, o.DFloat) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DInt32, o.DInt32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DInt64, o.DInt64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DUint32, o.DUint32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DUint64, o.DUint64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DSint32, o.DSint32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DSint64, o.DSint64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DFixed32, o.DFixed32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DFixed64, o.DFixed64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DSfixed32, o.DSfixed32) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DSfixed64, o.DSfixed64) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DBool, o.DBool) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DString, o.DString) {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.DBytes, o.DBytes) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.DEnum, o.DEnum) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.DNan, o.DNan) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat32(m.DNegInf, o.DNegInf) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.DNegZero, o.DNegZero) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.RString, o.RString) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.REnum, o.REnum) {
+		return false
+	}
+	if !m.RMessage.Equal(o.RMessage) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Color, o.Color) {
 		return false
 	}
 	if (len(m.extensionFields) > 0 || len(o.extensionFields) > 0) && !fieldmap.EqualExtensions(m, o) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDefaults_Inner) Equal(o *TortureDefaults_Inner) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtr(m.Value, o.Value) ||
-		!fieldmap.EqualPtr(m.Sign, o.Sign) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualPtr(m.Value, o.Value) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups) Equal(o *TortureGroups) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if len(m.Row) != len(o.Row) {
 		return false
@@ -1148,11 +1205,24 @@ func (m *TortureGroups) Equal(o *TortureGroups) bool {
 			return false
 		}
 	}
-	if !m.Hidden.Equal(o.Hidden) ||
-		!maps.Equal(m.SignMap, o.SignMap) ||
-		!fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*TortureDefaults_Inner).Equal) ||
-		!slices.Equal(m.Signs, o.Signs) ||
-		!m.Nested.Equal(o.Nested) {
+	if !m.Hidden.Equal(o.Hidden) {
+		return false
+	}
+	if !maps.Equal(m.SignMap, o.SignMap) {
+		return false
+	}
+	if len(m.InnerMap) != len(o.InnerMap) {
+		return false
+	}
+	for k, x := range m.InnerMap {
+		if y, ok := o.InnerMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDefaults_Inner).Equal) {
+			return false
+		}
+	}
+	if !slices.Equal(m.Signs, o.Signs) {
+		return false
+	}
+	if !m.Nested.Equal(o.Nested) {
 		return false
 	}
 	switch a := m.Pick.(type) {
@@ -1193,7 +1263,7 @@ func (m *TortureGroups) Equal(o *TortureGroups) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _TortureGroups_Pick_isSet reports whether oneof pick of TortureGroups holds a member: a
@@ -1214,132 +1284,183 @@ func _TortureGroups_Pick_isSet(x isTortureGroups_Pick) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_PickGroup) Equal(o *TortureGroups_PickGroup) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtr(m.Text, o.Text) ||
-		!fieldmap.EqualPtr(m.Sign, o.Sign) ||
-		!m.Back.Equal(o.Back) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *TortureGroups_PickSecret) Equal(o *TortureGroups_PickSecret) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !fieldmap.EqualPtr(m.Token, o.Token) {
+	if !fieldmap.EqualPtr(m.Text, o.Text) {
 		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *TortureGroups_Row) Equal(o *TortureGroups_Row) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !fieldmap.EqualPtr(m.N, o.N) ||
-		!slices.Equal(m.Signs, o.Signs) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *TortureGroups_Hidden) Equal(o *TortureGroups_Hidden) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !fieldmap.EqualPtr(m.Password, o.Password) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *TortureGroups_Nested) Equal(o *TortureGroups_Nested) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Deeper.Equal(o.Deeper) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *TortureGroups_Nested_Deeper) Equal(o *TortureGroups_Nested_Deeper) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !fieldmap.EqualPtr(m.Sign, o.Sign) ||
-		!fieldmap.EqualPtrFloat32(m.F, o.F) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *TortureLegacyKey) Equal(o *TortureLegacyKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !fieldmap.EqualPtr(m.Id, o.Id) ||
-		!fieldmap.EqualPtr(m.Note, o.Note) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *TortureLegacyKey2) Equal(o *TortureLegacyKey2) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *TortureLegacyKeyValue) Equal(o *TortureLegacyKeyValue) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) ||
-		!fieldmap.EqualPtr(m.Sign, o.Sign) ||
-		!m.Part.Equal(o.Part) ||
-		!fieldmap.EqualPtrFloat32(m.Ratio, o.Ratio) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *TortureLegacyKeyValue_Part) Equal(o *TortureLegacyKeyValue_Part) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if !fieldmap.EqualPtr(m.N, o.N) ||
-		!fieldmap.EqualPtr(m.On, o.On) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *TortureSignHolder) Equal(o *TortureSignHolder) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
 	}
 	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Back.Equal(o.Back) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *TortureGroups_PickSecret) Equal(o *TortureGroups_PickSecret) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Token, o.Token) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *TortureGroups_Row) Equal(o *TortureGroups_Row) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.N, o.N) {
+		return false
+	}
+	if !slices.Equal(m.Signs, o.Signs) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *TortureGroups_Hidden) Equal(o *TortureGroups_Hidden) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Password, o.Password) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *TortureGroups_Nested) Equal(o *TortureGroups_Nested) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Deeper.Equal(o.Deeper) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *TortureGroups_Nested_Deeper) Equal(o *TortureGroups_Nested_Deeper) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat32(m.F, o.F) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *TortureLegacyKey) Equal(o *TortureLegacyKey) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Id, o.Id) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Note, o.Note) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *TortureLegacyKey2) Equal(o *TortureLegacyKey2) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *TortureLegacyKeyValue) Equal(o *TortureLegacyKeyValue) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
+		return false
+	}
+	if !m.Part.Equal(o.Part) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat32(m.Ratio, o.Ratio) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *TortureLegacyKeyValue_Part) Equal(o *TortureLegacyKeyValue_Part) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.N, o.N) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.On, o.On) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *TortureSignHolder) Equal(o *TortureSignHolder) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -491,21 +491,46 @@ func (m *TortureEditionKeyed) cloneTo(c *TortureEditionKeyed) *TortureEditionKey
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEdition) Equal(o *TortureEdition) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtr(m.RequiredName, o.RequiredName) ||
-		m.ImplicitInt != o.ImplicitInt ||
-		!fieldmap.EqualPtr(m.ExplicitInt, o.ExplicitInt) ||
-		!fieldmap.EqualImplicitFloat64(m.ImplicitDouble, o.ImplicitDouble) ||
-		!fieldmap.EqualPtrFloat64(m.ExplicitDouble, o.ExplicitDouble) ||
-		!bytes.Equal(m.ImplicitBytes, o.ImplicitBytes) ||
-		!fieldmap.EqualBytesPresence(m.ExplicitBytes, o.ExplicitBytes) ||
-		!fieldmap.EqualPtr(m.Open, o.Open) ||
-		!fieldmap.EqualPtr(m.Closed, o.Closed) ||
-		m.ImplicitOpen != o.ImplicitOpen ||
-		!fieldmap.EqualPtr(m.ClosedDefault, o.ClosedDefault) ||
-		!m.Delimited.Equal(o.Delimited) {
+	if m == nil || o == nil {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.RequiredName, o.RequiredName) {
+		return false
+	}
+	if m.ImplicitInt != o.ImplicitInt {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.ExplicitInt, o.ExplicitInt) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.ImplicitDouble, o.ImplicitDouble) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.ExplicitDouble, o.ExplicitDouble) {
+		return false
+	}
+	if !bytes.Equal(m.ImplicitBytes, o.ImplicitBytes) {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.ExplicitBytes, o.ExplicitBytes) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Open, o.Open) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
+		return false
+	}
+	if m.ImplicitOpen != o.ImplicitOpen {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.ClosedDefault, o.ClosedDefault) {
+		return false
+	}
+	if !m.Delimited.Equal(o.Delimited) {
 		return false
 	}
 	if len(m.DelimitedList) != len(o.DelimitedList) {
@@ -516,17 +541,42 @@ func (m *TortureEdition) Equal(o *TortureEdition) bool {
 			return false
 		}
 	}
-	if !maps.Equal(m.ClosedMap, o.ClosedMap) ||
-		!maps.Equal(m.OpenMap, o.OpenMap) ||
-		!slices.Equal(m.ClosedList, o.ClosedList) ||
-		!slices.Equal(m.OpenList, o.OpenList) ||
-		!m.RequiredPart.Equal(o.RequiredPart) ||
-		m.ImplicitSecret != o.ImplicitSecret ||
-		!fieldmap.EqualImplicitFloat32(m.ImplicitFloat, o.ImplicitFloat) ||
-		m.ImplicitBool != o.ImplicitBool ||
-		!fieldmap.EqualPtr(m.Raw, o.Raw) ||
-		!fieldmap.EqualMessageMapFunc(m.PartMap, o.PartMap, (*TortureEditionPart).Equal) ||
-		!m.Self.Equal(o.Self) {
+	if !maps.Equal(m.ClosedMap, o.ClosedMap) {
+		return false
+	}
+	if !maps.Equal(m.OpenMap, o.OpenMap) {
+		return false
+	}
+	if !slices.Equal(m.ClosedList, o.ClosedList) {
+		return false
+	}
+	if !slices.Equal(m.OpenList, o.OpenList) {
+		return false
+	}
+	if !m.RequiredPart.Equal(o.RequiredPart) {
+		return false
+	}
+	if m.ImplicitSecret != o.ImplicitSecret {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.ImplicitFloat, o.ImplicitFloat) {
+		return false
+	}
+	if m.ImplicitBool != o.ImplicitBool {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Raw, o.Raw) {
+		return false
+	}
+	if len(m.PartMap) != len(o.PartMap) {
+		return false
+	}
+	for k, x := range m.PartMap {
+		if y, ok := o.PartMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureEditionPart).Equal) {
+			return false
+		}
+	}
+	if !m.Self.Equal(o.Self) {
 		return false
 	}
 	switch a := m.Choice.(type) {
@@ -559,7 +609,7 @@ func (m *TortureEdition) Equal(o *TortureEdition) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _TortureEdition_Choice_isSet reports whether oneof choice of TortureEdition holds a member: a
@@ -578,51 +628,73 @@ func _TortureEdition_Choice_isSet(x isTortureEdition_Choice) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionPart) Equal(o *TortureEditionPart) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Label != o.Label ||
-		!fieldmap.EqualPtr(m.Closed, o.Closed) ||
-		!fieldmap.EqualPtr(m.Count, o.Count) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Label != o.Label {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Count, o.Count) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionKey) Equal(o *TortureEditionKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtr(m.Key, o.Key) ||
-		!m.Other.Equal(o.Other) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualPtr(m.Key, o.Key) {
+		return false
+	}
+	if !m.Other.Equal(o.Other) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionKeyValue) Equal(o *TortureEditionKeyValue) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) ||
-		m.N != o.N ||
-		!fieldmap.EqualPtr(m.Closed, o.Closed) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		return false
+	}
+	if m.N != o.N {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionKeyed) Equal(o *TortureEditionKeyed) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !m.Key.Equal(o.Key) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -2703,40 +2703,103 @@ func (m *TortureOptionalKey) cloneTo(c *TortureOptionalKey) *TortureOptionalKey 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureNames) Equal(o *TortureNames) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Reset_ != o.Reset_ ||
-		m.String_ != o.String_ ||
-		m.Descriptor_ != o.Descriptor_ ||
-		m.X_ != o.X_ ||
-		m.XY != o.XY ||
-		m.Type != o.Type ||
-		m.Func != o.Func ||
-		m.Map != o.Map ||
-		m.Go != o.Go ||
-		m.FooBar != o.FooBar ||
-		m.GetFooBar_ != o.GetFooBar_ ||
-		m.KeyString != o.KeyString ||
-		m.M != o.M ||
-		m.Src != o.Src ||
-		m.Fm != o.Fm ||
-		m.N != o.N ||
-		m.O != o.O ||
-		m.C != o.C ||
-		m.UnknownFields != o.UnknownFields ||
-		m.SizeCache != o.SizeCache ||
-		m.State != o.State ||
-		m.ProtoMessage_ != o.ProtoMessage_ ||
-		m.CloneTo != o.CloneTo ||
-		m.Default != o.Default ||
-		m.Nil != o.Nil ||
-		m.True != o.True ||
-		m.Len != o.Len ||
-		m.Error != o.Error ||
-		!m.Self.Equal(o.Self) ||
-		!maps.Equal(m.Interface, o.Interface) ||
-		!slices.Equal(m.Var, o.Var) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Reset_ != o.Reset_ {
+		return false
+	}
+	if m.String_ != o.String_ {
+		return false
+	}
+	if m.Descriptor_ != o.Descriptor_ {
+		return false
+	}
+	if m.X_ != o.X_ {
+		return false
+	}
+	if m.XY != o.XY {
+		return false
+	}
+	if m.Type != o.Type {
+		return false
+	}
+	if m.Func != o.Func {
+		return false
+	}
+	if m.Map != o.Map {
+		return false
+	}
+	if m.Go != o.Go {
+		return false
+	}
+	if m.FooBar != o.FooBar {
+		return false
+	}
+	if m.GetFooBar_ != o.GetFooBar_ {
+		return false
+	}
+	if m.KeyString != o.KeyString {
+		return false
+	}
+	if m.M != o.M {
+		return false
+	}
+	if m.Src != o.Src {
+		return false
+	}
+	if m.Fm != o.Fm {
+		return false
+	}
+	if m.N != o.N {
+		return false
+	}
+	if m.O != o.O {
+		return false
+	}
+	if m.C != o.C {
+		return false
+	}
+	if m.UnknownFields != o.UnknownFields {
+		return false
+	}
+	if m.SizeCache != o.SizeCache {
+		return false
+	}
+	if m.State != o.State {
+		return false
+	}
+	if m.ProtoMessage_ != o.ProtoMessage_ {
+		return false
+	}
+	if m.CloneTo != o.CloneTo {
+		return false
+	}
+	if m.Default != o.Default {
+		return false
+	}
+	if m.Nil != o.Nil {
+		return false
+	}
+	if m.True != o.True {
+		return false
+	}
+	if m.Len != o.Len {
+		return false
+	}
+	if m.Error != o.Error {
+		return false
+	}
+	if !m.Self.Equal(o.Self) {
+		return false
+	}
+	if !maps.Equal(m.Interface, o.Interface) {
+		return false
+	}
+	if !slices.Equal(m.Var, o.Var) {
 		return false
 	}
 	switch a := m.Select.(type) {
@@ -2761,7 +2824,7 @@ func (m *TortureNames) Equal(o *TortureNames) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _TortureNames_Select_isSet reports whether oneof select of TortureNames holds a member: a
@@ -2778,69 +2841,104 @@ func _TortureNames_Select_isSet(x isTortureNames_Select) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Torture_2X) Equal(o *Torture_2X) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.A_1 != o.A_1 ||
-		m.B2C != o.B2C ||
-		!m.Next_2.Equal(o.Next_2) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.A_1 != o.A_1 {
+		return false
+	}
+	if m.B2C != o.B2C {
+		return false
+	}
+	if !m.Next_2.Equal(o.Next_2) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLower) Equal(o *TortureLower) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Value_ != o.Value_ ||
-		!m.Again.Equal(o.Again) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Value_ != o.Value_ {
+		return false
+	}
+	if !m.Again.Equal(o.Again) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep) Equal(o *TortureDeep) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.L1.Equal(o.L1) ||
-		!m.Sibling.Equal(o.Sibling) ||
-		!m.Shortcut.Equal(o.Shortcut) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.L1.Equal(o.L1) {
+		return false
+	}
+	if !m.Sibling.Equal(o.Sibling) {
+		return false
+	}
+	if !m.Shortcut.Equal(o.Shortcut) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1) Equal(o *TortureDeep_L1) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !m.L2.Equal(o.L2) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1_L2) Equal(o *TortureDeep_L1_L2) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.L3.Equal(o.L3) ||
-		!fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.L3.Equal(o.L3) {
+		return false
+	}
+	if len(m.L4Map) != len(o.L4Map) {
+		return false
+	}
+	for k, x := range m.L4Map {
+		if y, ok := o.L4Map[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDeep_L1_L2_L3_L4).Equal) {
+			return false
+		}
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1_L2_L3) Equal(o *TortureDeep_L1_L2_L3) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !m.L4.Equal(o.L4) {
 		return false
@@ -2853,73 +2951,150 @@ func (m *TortureDeep_L1_L2_L3) Equal(o *TortureDeep_L1_L2_L3) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1_L2_L3_L4) Equal(o *TortureDeep_L1_L2_L3_L4) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Mood != o.Mood ||
-		m.Leaf != o.Leaf {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Mood != o.Mood {
+		return false
+	}
+	if m.Leaf != o.Leaf {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_Sibling) Equal(o *TortureDeep_Sibling) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Mood != o.Mood ||
-		!slices.Equal(m.Moods, o.Moods) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Mood != o.Mood {
+		return false
+	}
+	if !slices.Equal(m.Moods, o.Moods) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureMaps) Equal(o *TortureMaps) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !maps.Equal(m.EnumMap, o.EnumMap) ||
-		!fieldmap.EqualMapFunc(m.BytesMap, o.BytesMap, bytes.Equal) ||
-		!fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, func(x, y *other.Label) bool {
+	if m == nil || o == nil {
+		return false
+	}
+	if !maps.Equal(m.EnumMap, o.EnumMap) {
+		return false
+	}
+	if !fieldmap.EqualMapFunc(m.BytesMap, o.BytesMap, bytes.Equal) {
+		return false
+	}
+	if len(m.LabelMap) != len(o.LabelMap) {
+		return false
+	}
+	for k, x := range m.LabelMap {
+		if y, ok := o.LabelMap[k]; !ok || x != y && !fieldmap.EqualElem(x, y, func(x, y *other.Label) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		}) ||
-		!fieldmap.EqualMapFunc(m.DoubleMap, o.DoubleMap, fieldmap.EqualFloat64) ||
-		!fieldmap.EqualMapFunc(m.FloatMap, o.FloatMap, fieldmap.EqualFloat32) ||
-		!fieldmap.EqualMessageMapFunc(m.SelfMap, o.SelfMap, (*TortureMaps).Equal) ||
-		!maps.Equal(m.Fixed32Map, o.Fixed32Map) ||
-		!fieldmap.EqualMessageMapFunc(m.EmptyMap, o.EmptyMap, (*Empty).Equal) ||
-		!fieldmap.EqualMessageMapFunc(m.TsMap, o.TsMap, fieldmap.EqualTimestamp) ||
-		!fieldmap.EqualMessageMapFunc(m.WrapperMap, o.WrapperMap, fieldmap.EqualInt32Value) ||
-		!maps.Equal(m.ColorMap, o.ColorMap) ||
-		!fieldmap.EqualMessageMapFunc(m.NamesMap, o.NamesMap, (*TortureNames).Equal) ||
-		!maps.Equal(m.BoolMap, o.BoolMap) ||
-		!fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
+		}) {
+			return false
+		}
+	}
+	if !fieldmap.EqualMapFunc(m.DoubleMap, o.DoubleMap, fieldmap.EqualFloat64) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualMapFunc(m.FloatMap, o.FloatMap, fieldmap.EqualFloat32) {
+		return false
+	}
+	if len(m.SelfMap) != len(o.SelfMap) {
+		return false
+	}
+	for k, x := range m.SelfMap {
+		if y, ok := o.SelfMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureMaps).Equal) {
+			return false
+		}
+	}
+	if !maps.Equal(m.Fixed32Map, o.Fixed32Map) {
+		return false
+	}
+	if len(m.EmptyMap) != len(o.EmptyMap) {
+		return false
+	}
+	for k, x := range m.EmptyMap {
+		if y, ok := o.EmptyMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Empty).Equal) {
+			return false
+		}
+	}
+	if !fieldmap.EqualMessageMapFunc(m.TsMap, o.TsMap, fieldmap.EqualTimestamp) {
+		return false
+	}
+	if !fieldmap.EqualMessageMapFunc(m.WrapperMap, o.WrapperMap, fieldmap.EqualInt32Value) {
+		return false
+	}
+	if !maps.Equal(m.ColorMap, o.ColorMap) {
+		return false
+	}
+	if len(m.NamesMap) != len(o.NamesMap) {
+		return false
+	}
+	for k, x := range m.NamesMap {
+		if y, ok := o.NamesMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureNames).Equal) {
+			return false
+		}
+	}
+	if !maps.Equal(m.BoolMap, o.BoolMap) {
+		return false
+	}
+	if len(m.L4Map) != len(o.L4Map) {
+		return false
+	}
+	for k, x := range m.L4Map {
+		if y, ok := o.L4Map[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDeep_L1_L2_L3_L4).Equal) {
+			return false
+		}
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLists) Equal(o *TortureLists) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !slices.Equal(m.Moods, o.Moods) ||
-		!fieldmap.EqualMessageListFunc(m.Strings, o.Strings, fieldmap.EqualStringValue) ||
-		!fieldmap.EqualMessageListFunc(m.Times, o.Times, fieldmap.EqualTimestamp) ||
-		!fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) ||
-		!fieldmap.EqualListFunc(m.Floats, o.Floats, fieldmap.EqualFloat32) ||
-		!fieldmap.EqualListFunc(m.Doubles, o.Doubles, fieldmap.EqualFloat64) {
+	if m == nil || o == nil {
+		return false
+	}
+	if !slices.Equal(m.Moods, o.Moods) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.Strings, o.Strings, fieldmap.EqualStringValue) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.Times, o.Times, fieldmap.EqualTimestamp) {
+		return false
+	}
+	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
+		return false
+	}
+	if !fieldmap.EqualListFunc(m.Floats, o.Floats, fieldmap.EqualFloat32) {
+		return false
+	}
+	if !fieldmap.EqualListFunc(m.Doubles, o.Doubles, fieldmap.EqualFloat64) {
 		return false
 	}
 	if len(m.Empties) != len(o.Empties) {
@@ -2938,8 +3113,10 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 			return false
 		}
 	}
-	if !slices.Equal(m.Colors, o.Colors) ||
-		!slices.Equal(m.Bools, o.Bools) {
+	if !slices.Equal(m.Colors, o.Colors) {
+		return false
+	}
+	if !slices.Equal(m.Bools, o.Bools) {
 		return false
 	}
 	if len(m.Deeps) != len(o.Deeps) {
@@ -2950,26 +3127,50 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 			return false
 		}
 	}
-	if !slices.Equal(m.Secrets, o.Secrets) ||
-		!fieldmap.EqualMessageMapFunc(m.EmptyMap, o.EmptyMap, (*Empty).Equal) ||
-		!fieldmap.EqualMessageListFunc(m.ByteValues, o.ByteValues, fieldmap.EqualBytesValue) {
+	if !slices.Equal(m.Secrets, o.Secrets) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if len(m.EmptyMap) != len(o.EmptyMap) {
+		return false
+	}
+	for k, x := range m.EmptyMap {
+		if y, ok := o.EmptyMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Empty).Equal) {
+			return false
+		}
+	}
+	if !fieldmap.EqualMessageListFunc(m.ByteValues, o.ByteValues, fieldmap.EqualBytesValue) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOneofs) Equal(o *TortureOneofs) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.OptMessage.Equal(o.OptMessage) ||
-		!fieldmap.EqualPtr(m.OptEnum, o.OptEnum) ||
-		!fieldmap.EqualBytesPresence(m.OptBytes, o.OptBytes) ||
-		!fieldmap.EqualPtrFloat32(m.OptFloat, o.OptFloat) ||
-		!fieldmap.EqualPtrFloat64(m.OptDouble, o.OptDouble) ||
-		!fieldmap.EqualPtr(m.OptSecret, o.OptSecret) ||
-		!fieldmap.EqualPtr(m.OptColor, o.OptColor) {
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.OptMessage.Equal(o.OptMessage) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OptEnum, o.OptEnum) {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.OptBytes, o.OptBytes) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat32(m.OptFloat, o.OptFloat) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.OptDouble, o.OptDouble) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OptSecret, o.OptSecret) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.OptColor, o.OptColor) {
 		return false
 	}
 	switch a := m.First.(type) {
@@ -3125,7 +3326,7 @@ func (m *TortureOneofs) Equal(o *TortureOneofs) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _TortureOneofs_First_isSet reports whether oneof first of TortureOneofs holds a member: a
@@ -3180,8 +3381,11 @@ func _TortureOneofs_Second_isSet(x isTortureOneofs_Second) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOnlyOneof) Equal(o *TortureOnlyOneof) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	switch a := m.Only.(type) {
 	case *TortureOnlyOneof_OnlyName:
@@ -3205,7 +3409,7 @@ func (m *TortureOnlyOneof) Equal(o *TortureOnlyOneof) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _TortureOnlyOneof_Only_isSet reports whether oneof only of TortureOnlyOneof holds a member: a
@@ -3222,49 +3426,78 @@ func _TortureOnlyOneof_Only_isSet(x isTortureOnlyOneof_Only) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOnlyMap) Equal(o *TortureOnlyMap) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualMessageMapFunc(m.Children, o.Children, (*TortureOnlyMap).Equal) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if len(m.Children) != len(o.Children) {
+		return false
+	}
+	for k, x := range m.Children {
+		if y, ok := o.Children[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureOnlyMap).Equal) {
+			return false
+		}
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureNumbers) Equal(o *TortureNumbers) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Low != o.Low ||
-		!m.Max.Equal(o.Max) ||
-		m.Big != o.Big ||
-		!m.Child.Equal(o.Child) ||
-		m.AfterReserved != o.AfterReserved {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Low != o.Low {
+		return false
+	}
+	if !m.Max.Equal(o.Max) {
+		return false
+	}
+	if m.Big != o.Big {
+		return false
+	}
+	if !m.Child.Equal(o.Child) {
+		return false
+	}
+	if m.AfterReserved != o.AfterReserved {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureNumbersChild) Equal(o *TortureNumbersChild) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.Value, o.Value) ||
-		!m.Deeper.Equal(o.Deeper) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualImplicitFloat64(m.Value, o.Value) {
+		return false
+	}
+	if !m.Deeper.Equal(o.Deeper) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureCycleA) Equal(o *TortureCycleA) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		!m.B.Equal(o.B) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if !m.B.Equal(o.B) {
 		return false
 	}
 	if len(m.Cs) != len(o.Cs) {
@@ -3275,174 +3508,451 @@ func (m *TortureCycleA) Equal(o *TortureCycleA) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureCycleB) Equal(o *TortureCycleB) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Count != o.Count ||
-		!m.C.Equal(o.C) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Count != o.Count {
+		return false
+	}
+	if !m.C.Equal(o.C) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureCycleC) Equal(o *TortureCycleC) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.A.Equal(o.A) ||
-		!fieldmap.EqualMessageMapFunc(m.Bs, o.Bs, (*TortureCycleB).Equal) ||
-		m.Secret != o.Secret {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.A.Equal(o.A) {
+		return false
+	}
+	if len(m.Bs) != len(o.Bs) {
+		return false
+	}
+	for k, x := range m.Bs {
+		if y, ok := o.Bs[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureCycleB).Equal) {
+			return false
+		}
+	}
+	if m.Secret != o.Secret {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureWide) Equal(o *TortureWide) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.W1 != o.W1 ||
-		m.W2 != o.W2 ||
-		!fieldmap.EqualImplicitFloat64(m.W3, o.W3) ||
-		!fieldmap.EqualImplicitFloat32(m.W4, o.W4) ||
-		m.W5 != o.W5 ||
-		m.W6 != o.W6 ||
-		!fieldmap.EqualBytesPresence(m.W7, o.W7) ||
-		m.W8 != o.W8 ||
-		m.W9 != o.W9 ||
-		m.W10 != o.W10 ||
-		!slices.Equal(m.W11, o.W11) ||
-		m.W12 != o.W12 ||
-		!fieldmap.EqualImplicitFloat64(m.W13, o.W13) ||
-		!fieldmap.EqualPtrFloat32(m.W14, o.W14) ||
-		m.W15 != o.W15 ||
-		m.W16 != o.W16 ||
-		!bytes.Equal(m.W17, o.W17) ||
-		m.W18 != o.W18 ||
-		m.W19 != o.W19 ||
-		m.W20 != o.W20 ||
-		!fieldmap.EqualPtr(m.W21, o.W21) ||
-		!slices.Equal(m.W22, o.W22) ||
-		!fieldmap.EqualImplicitFloat64(m.W23, o.W23) ||
-		!fieldmap.EqualImplicitFloat32(m.W24, o.W24) ||
-		m.W25 != o.W25 ||
-		m.W26 != o.W26 ||
-		!bytes.Equal(m.W27, o.W27) ||
-		!fieldmap.EqualPtr(m.W28, o.W28) ||
-		m.W29 != o.W29 ||
-		m.W30 != o.W30 ||
-		m.W31 != o.W31 ||
-		m.W32 != o.W32 ||
-		!fieldmap.EqualListFunc(m.W33, o.W33, fieldmap.EqualFloat64) ||
-		!fieldmap.EqualImplicitFloat32(m.W34, o.W34) ||
-		!fieldmap.EqualPtr(m.W35, o.W35) ||
-		m.W36 != o.W36 ||
-		!bytes.Equal(m.W37, o.W37) ||
-		m.W38 != o.W38 ||
-		m.W39 != o.W39 ||
-		m.W40 != o.W40 ||
-		m.W41 != o.W41 ||
-		!fieldmap.EqualPtr(m.W42, o.W42) ||
-		!fieldmap.EqualImplicitFloat64(m.W43, o.W43) ||
-		!fieldmap.EqualListFunc(m.W44, o.W44, fieldmap.EqualFloat32) ||
-		m.W45 != o.W45 ||
-		m.W46 != o.W46 ||
-		!bytes.Equal(m.W47, o.W47) ||
-		m.W48 != o.W48 ||
-		!fieldmap.EqualPtr(m.W49, o.W49) ||
-		m.W50 != o.W50 ||
-		m.W51 != o.W51 ||
-		m.W52 != o.W52 ||
-		!fieldmap.EqualImplicitFloat64(m.W53, o.W53) ||
-		!fieldmap.EqualImplicitFloat32(m.W54, o.W54) ||
-		!slices.Equal(m.W55, o.W55) ||
-		!fieldmap.EqualPtr(m.W56, o.W56) ||
-		!bytes.Equal(m.W57, o.W57) ||
-		m.W58 != o.W58 ||
-		m.W59 != o.W59 ||
-		m.W60 != o.W60 ||
-		m.W61 != o.W61 ||
-		m.W62 != o.W62 ||
-		!fieldmap.EqualPtrFloat64(m.W63, o.W63) ||
-		!fieldmap.EqualImplicitFloat32(m.W64, o.W64) ||
-		m.W65 != o.W65 ||
-		!slices.Equal(m.W66, o.W66) ||
-		!bytes.Equal(m.W67, o.W67) ||
-		m.W68 != o.W68 ||
-		m.W69 != o.W69 ||
-		!fieldmap.EqualPtr(m.W70, o.W70) ||
-		m.W71 != o.W71 ||
-		m.W72 != o.W72 ||
-		!fieldmap.EqualImplicitFloat64(m.W73, o.W73) ||
-		!fieldmap.EqualImplicitFloat32(m.W74, o.W74) ||
-		m.W75 != o.W75 ||
-		m.W76 != o.W76 ||
-		!fieldmap.EqualBytesPresence(m.W77, o.W77) ||
-		m.W78 != o.W78 ||
-		m.W79 != o.W79 ||
-		m.W80 != o.W80 ||
-		m.W81 != o.W81 ||
-		m.W82 != o.W82 ||
-		!fieldmap.EqualImplicitFloat64(m.W83, o.W83) ||
-		!fieldmap.EqualPtrFloat32(m.W84, o.W84) ||
-		m.W85 != o.W85 ||
-		m.W86 != o.W86 ||
-		!bytes.Equal(m.W87, o.W87) ||
-		!slices.Equal(m.W88, o.W88) ||
-		m.W89 != o.W89 ||
-		m.W90 != o.W90 ||
-		!fieldmap.EqualPtr(m.W91, o.W91) ||
-		m.W92 != o.W92 ||
-		!fieldmap.EqualImplicitFloat64(m.W93, o.W93) ||
-		!fieldmap.EqualImplicitFloat32(m.W94, o.W94) ||
-		m.W95 != o.W95 ||
-		m.W96 != o.W96 ||
-		!bytes.Equal(m.W97, o.W97) ||
-		!fieldmap.EqualPtr(m.W98, o.W98) ||
-		!slices.Equal(m.W99, o.W99) ||
-		m.W100 != o.W100 ||
-		m.W101 != o.W101 ||
-		m.W102 != o.W102 ||
-		!fieldmap.EqualImplicitFloat64(m.W103, o.W103) ||
-		!fieldmap.EqualImplicitFloat32(m.W104, o.W104) ||
-		!fieldmap.EqualPtr(m.W105, o.W105) ||
-		m.W106 != o.W106 ||
-		!bytes.Equal(m.W107, o.W107) ||
-		m.W108 != o.W108 ||
-		m.W109 != o.W109 ||
-		!slices.Equal(m.W110, o.W110) ||
-		m.W111 != o.W111 ||
-		!fieldmap.EqualPtr(m.W112, o.W112) ||
-		!fieldmap.EqualImplicitFloat64(m.W113, o.W113) ||
-		!fieldmap.EqualImplicitFloat32(m.W114, o.W114) ||
-		m.W115 != o.W115 ||
-		m.W116 != o.W116 ||
-		!bytes.Equal(m.W117, o.W117) ||
-		m.W118 != o.W118 ||
-		!fieldmap.EqualPtr(m.W119, o.W119) ||
-		m.W120 != o.W120 ||
-		!m.Again.Equal(o.Again) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.W1 != o.W1 {
+		return false
+	}
+	if m.W2 != o.W2 {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W3, o.W3) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W4, o.W4) {
+		return false
+	}
+	if m.W5 != o.W5 {
+		return false
+	}
+	if m.W6 != o.W6 {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.W7, o.W7) {
+		return false
+	}
+	if m.W8 != o.W8 {
+		return false
+	}
+	if m.W9 != o.W9 {
+		return false
+	}
+	if m.W10 != o.W10 {
+		return false
+	}
+	if !slices.Equal(m.W11, o.W11) {
+		return false
+	}
+	if m.W12 != o.W12 {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W13, o.W13) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat32(m.W14, o.W14) {
+		return false
+	}
+	if m.W15 != o.W15 {
+		return false
+	}
+	if m.W16 != o.W16 {
+		return false
+	}
+	if !bytes.Equal(m.W17, o.W17) {
+		return false
+	}
+	if m.W18 != o.W18 {
+		return false
+	}
+	if m.W19 != o.W19 {
+		return false
+	}
+	if m.W20 != o.W20 {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.W21, o.W21) {
+		return false
+	}
+	if !slices.Equal(m.W22, o.W22) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W23, o.W23) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W24, o.W24) {
+		return false
+	}
+	if m.W25 != o.W25 {
+		return false
+	}
+	if m.W26 != o.W26 {
+		return false
+	}
+	if !bytes.Equal(m.W27, o.W27) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.W28, o.W28) {
+		return false
+	}
+	if m.W29 != o.W29 {
+		return false
+	}
+	if m.W30 != o.W30 {
+		return false
+	}
+	if m.W31 != o.W31 {
+		return false
+	}
+	if m.W32 != o.W32 {
+		return false
+	}
+	if !fieldmap.EqualListFunc(m.W33, o.W33, fieldmap.EqualFloat64) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W34, o.W34) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.W35, o.W35) {
+		return false
+	}
+	if m.W36 != o.W36 {
+		return false
+	}
+	if !bytes.Equal(m.W37, o.W37) {
+		return false
+	}
+	if m.W38 != o.W38 {
+		return false
+	}
+	if m.W39 != o.W39 {
+		return false
+	}
+	if m.W40 != o.W40 {
+		return false
+	}
+	if m.W41 != o.W41 {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.W42, o.W42) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W43, o.W43) {
+		return false
+	}
+	if !fieldmap.EqualListFunc(m.W44, o.W44, fieldmap.EqualFloat32) {
+		return false
+	}
+	if m.W45 != o.W45 {
+		return false
+	}
+	if m.W46 != o.W46 {
+		return false
+	}
+	if !bytes.Equal(m.W47, o.W47) {
+		return false
+	}
+	if m.W48 != o.W48 {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.W49, o.W49) {
+		return false
+	}
+	if m.W50 != o.W50 {
+		return false
+	}
+	if m.W51 != o.W51 {
+		return false
+	}
+	if m.W52 != o.W52 {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W53, o.W53) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W54, o.W54) {
+		return false
+	}
+	if !slices.Equal(m.W55, o.W55) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.W56, o.W56) {
+		return false
+	}
+	if !bytes.Equal(m.W57, o.W57) {
+		return false
+	}
+	if m.W58 != o.W58 {
+		return false
+	}
+	if m.W59 != o.W59 {
+		return false
+	}
+	if m.W60 != o.W60 {
+		return false
+	}
+	if m.W61 != o.W61 {
+		return false
+	}
+	if m.W62 != o.W62 {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.W63, o.W63) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W64, o.W64) {
+		return false
+	}
+	if m.W65 != o.W65 {
+		return false
+	}
+	if !slices.Equal(m.W66, o.W66) {
+		return false
+	}
+	if !bytes.Equal(m.W67, o.W67) {
+		return false
+	}
+	if m.W68 != o.W68 {
+		return false
+	}
+	if m.W69 != o.W69 {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.W70, o.W70) {
+		return false
+	}
+	if m.W71 != o.W71 {
+		return false
+	}
+	if m.W72 != o.W72 {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W73, o.W73) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W74, o.W74) {
+		return false
+	}
+	if m.W75 != o.W75 {
+		return false
+	}
+	if m.W76 != o.W76 {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.W77, o.W77) {
+		return false
+	}
+	if m.W78 != o.W78 {
+		return false
+	}
+	if m.W79 != o.W79 {
+		return false
+	}
+	if m.W80 != o.W80 {
+		return false
+	}
+	if m.W81 != o.W81 {
+		return false
+	}
+	if m.W82 != o.W82 {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W83, o.W83) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat32(m.W84, o.W84) {
+		return false
+	}
+	if m.W85 != o.W85 {
+		return false
+	}
+	if m.W86 != o.W86 {
+		return false
+	}
+	if !bytes.Equal(m.W87, o.W87) {
+		return false
+	}
+	if !slices.Equal(m.W88, o.W88) {
+		return false
+	}
+	if m.W89 != o.W89 {
+		return false
+	}
+	if m.W90 != o.W90 {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.W91, o.W91) {
+		return false
+	}
+	if m.W92 != o.W92 {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W93, o.W93) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W94, o.W94) {
+		return false
+	}
+	if m.W95 != o.W95 {
+		return false
+	}
+	if m.W96 != o.W96 {
+		return false
+	}
+	if !bytes.Equal(m.W97, o.W97) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.W98, o.W98) {
+		return false
+	}
+	if !slices.Equal(m.W99, o.W99) {
+		return false
+	}
+	if m.W100 != o.W100 {
+		return false
+	}
+	if m.W101 != o.W101 {
+		return false
+	}
+	if m.W102 != o.W102 {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W103, o.W103) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W104, o.W104) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.W105, o.W105) {
+		return false
+	}
+	if m.W106 != o.W106 {
+		return false
+	}
+	if !bytes.Equal(m.W107, o.W107) {
+		return false
+	}
+	if m.W108 != o.W108 {
+		return false
+	}
+	if m.W109 != o.W109 {
+		return false
+	}
+	if !slices.Equal(m.W110, o.W110) {
+		return false
+	}
+	if m.W111 != o.W111 {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.W112, o.W112) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.W113, o.W113) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.W114, o.W114) {
+		return false
+	}
+	if m.W115 != o.W115 {
+		return false
+	}
+	if m.W116 != o.W116 {
+		return false
+	}
+	if !bytes.Equal(m.W117, o.W117) {
+		return false
+	}
+	if m.W118 != o.W118 {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.W119, o.W119) {
+		return false
+	}
+	if m.W120 != o.W120 {
+		return false
+	}
+	if !m.Again.Equal(o.Again) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKey) Equal(o *TortureKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		!fieldmap.EqualMessageMapFunc(m.ByName, o.ByName, (*TortureKeyValue).Equal) ||
-		!fieldmap.EqualMessageMapFunc(m.Deeps, o.Deeps, (*TortureDeep).Equal) {
+	if m == nil || o == nil {
 		return false
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if len(m.ByName) != len(o.ByName) {
+		return false
+	}
+	for k, x := range m.ByName {
+		if y, ok := o.ByName[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureKeyValue).Equal) {
+			return false
+		}
+	}
+	if len(m.Deeps) != len(o.Deeps) {
+		return false
+	}
+	for k, x := range m.Deeps {
+		if y, ok := o.Deeps[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDeep).Equal) {
+			return false
+		}
 	}
 	if len(m.Keys) != len(o.Keys) {
 		return false
@@ -3452,83 +3962,121 @@ func (m *TortureKey) Equal(o *TortureKey) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKeyValue) Equal(o *TortureKeyValue) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Mood != o.Mood ||
-		!m.Part.Equal(o.Part) ||
-		!fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) ||
-		!fieldmap.EqualImplicitFloat32(m.Ratio, o.Ratio) ||
-		m.Flag != o.Flag ||
-		!fieldmap.EqualPtr(m.Maybe, o.Maybe) ||
-		m.Color != o.Color ||
-		m.Big != o.Big {
+	if m == nil || o == nil {
 		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *TortureKeyPart) Equal(o *TortureKeyPart) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if m.Name != o.Name ||
-		m.Id != o.Id ||
-		!m.Leaf.Equal(o.Leaf) {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *TortureKeyLeaf) Equal(o *TortureKeyLeaf) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
-	}
-	if m.N != o.N {
-		return false
-	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
-}
-
-// Equal reports whether m and o are equal under proto.Equal's rules.
-func (m *TortureEnumKey) Equal(o *TortureEnumKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
 	}
 	if m.Mood != o.Mood {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Part.Equal(o.Part) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.Ratio, o.Ratio) {
+		return false
+	}
+	if m.Flag != o.Flag {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Maybe, o.Maybe) {
+		return false
+	}
+	if m.Color != o.Color {
+		return false
+	}
+	if m.Big != o.Big {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *TortureKeyPart) Equal(o *TortureKeyPart) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Id != o.Id {
+		return false
+	}
+	if !m.Leaf.Equal(o.Leaf) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *TortureKeyLeaf) Equal(o *TortureKeyLeaf) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if m.N != o.N {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *TortureEnumKey) Equal(o *TortureEnumKey) bool {
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Mood != o.Mood {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEmptyKey) Equal(o *TortureEmptyKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		m.Name != o.Name {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOptionalKey) Equal(o *TortureOptionalKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !fieldmap.EqualPtrFloat64(m.Key, o.Key) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

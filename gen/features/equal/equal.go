@@ -53,9 +53,11 @@ func (f *feature) message(mm *gen.Message) {
 	name := mm.GoIdent.GoName
 	g.P("// Equal reports whether m and o are equal under proto.Equal's rules.")
 	g.P("func (", m, " *", name, ") Equal(", o, " *", name, ") bool {")
-	ptr := g.Ident(gen.UnsafePackage, "Pointer")
-	g.P("if eq, done := ", g.Fieldmap("EqualPointers"), "(", ptr, "(", m, "), ", ptr, "(", o, ")); done {")
-	g.P("return eq")
+	g.P("if ", m, " == ", o, " {")
+	g.P("return true")
+	g.P("}")
+	g.P("if ", m, " == nil || ", o, " == nil {")
+	g.P("return false")
 	g.P("}")
 	for _, fd := range mm.Fields {
 		if gen.InOneof(fd) {
@@ -93,7 +95,9 @@ func (f *feature) message(mm *gen.Message) {
 		g.P("return false")
 		g.P("}")
 	}
-	g.P("return string(", m, ".unknownFields) == string(", o, ".unknownFields) || ", g.Fieldmap("EqualUnknown"), "(", m, ".unknownFields, ", o, ".unknownFields)")
+	// The slow comparison is passed as a parameter: see
+	// fieldmap.EqualUnknownFields.
+	g.P("return ", g.Fieldmap("EqualUnknownFields"), "(", m, ".unknownFields, ", o, ".unknownFields, ", g.Fieldmap("EqualUnknown"), ")")
 	g.P("}")
 	g.P()
 	for _, of := range oneofs(mm) {
@@ -134,16 +138,30 @@ func (f *feature) equalExpr(fd *protogen.Field, a, b string) string {
 // fd, differ, or adds its condition to those of the next flush.
 func (f *feature) notEqualReturn(fd *protogen.Field, a, b string) {
 	g := f.g
-	if fd.Desc.IsList() && gen.IsMessage(fd) && f.local(fd.Message) {
-		// An inline loop: no function value per element. A nil element
+	if d := fd.Desc; d.IsMap() && gen.IsMessage(fd.Message.Fields[1]) && gen.WellKnownHelper(fd.Message.Fields[1].Message) == "" {
+		// An inline loop, as for lists; a missing key differs, a nil value
 		// reads as an empty message.
+		f.flush()
+		v := fd.Message.Fields[1].Message
+		k, x, y, ok := g.Local("k"), g.Local("x"), g.Local("y"), g.Local("ok")
+		g.P("if len(", a, ") != len(", b, ") {")
+		g.P("return false")
+		g.P("}")
+		g.P("for ", k, ", ", x, " := range ", a, " {")
+		g.P("if ", y, ", ", ok, " := ", b, "[", k, "]; !", ok, " || ", x, " != ", y, " && ", f.elemDiffers(v, x, y), " {")
+		g.P("return false")
+		g.P("}")
+		g.P("}")
+		return
+	}
+	if d := fd.Desc; d.IsList() && gen.IsMessage(fd) && gen.WellKnownHelper(fd.Message) == "" {
 		f.flush()
 		i, x, y := g.Local("i"), g.Local("x"), g.Local("y")
 		g.P("if len(", a, ") != len(", b, ") {")
 		g.P("return false")
 		g.P("}")
 		g.P("for ", i, ", ", x, " := range ", a, " {")
-		g.P("if ", y, " := ", b, "[", i, "]; ", x, " != ", y, " && (", x, " == nil || ", y, " == nil || !", x, ".Equal(", y, ")) && !", g.Fieldmap("EqualElem"), "(", x, ", ", y, ", ", f.messageEqualFunc(fd.Message), ") {")
+		g.P("if ", y, " := ", b, "[", i, "]; ", x, " != ", y, " && ", f.elemDiffers(fd.Message, x, y), " {")
 		g.P("return false")
 		g.P("}")
 		g.P("}")
@@ -157,23 +175,25 @@ func (f *feature) notEqualReturn(fd *protogen.Field, a, b string) {
 	}
 }
 
-// flush emits one statement returning false when any of the pending
-// conditions holds, one condition a line.
+// elemDiffers returns a condition true when x and y, two distinct messages
+// of type msg held in a list or map, differ; a nil message there reads as
+// an empty one. Lists and maps of messages are compared by inline loops:
+// no function value per element, and the Equal of a small message is
+// inlined into the loop.
+func (f *feature) elemDiffers(msg *protogen.Message, x, y string) string {
+	if f.local(msg) {
+		return "(" + x + " == nil || " + y + " == nil || !" + x + ".Equal(" + y + ")) && !" + f.g.Fieldmap("EqualElem") + "(" + x + ", " + y + ", " + f.messageEqualFunc(msg) + ")"
+	}
+	return "!" + f.g.Fieldmap("EqualElem") + "(" + x + ", " + y + ", " + f.messageEqualFunc(msg) + ")"
+}
+
+// flush emits one statement returning false for each pending condition:
+// separate statements compile to a test and a branch each, where one
+// condition joined by || materialises some of its operands as booleans.
 func (f *feature) flush() {
 	g := f.g
-	for i, c := range f.conds {
-		switch {
-		case len(f.conds) == 1:
-			g.P("if ", c, " {")
-		case i == 0:
-			g.P("if ", c, " ||")
-		case i == len(f.conds)-1:
-			g.P(c, " {")
-		default:
-			g.P(c, " ||")
-		}
-	}
-	if len(f.conds) > 0 {
+	for _, c := range f.conds {
+		g.P("if ", c, " {")
 		g.P("return false")
 		g.P("}")
 	}

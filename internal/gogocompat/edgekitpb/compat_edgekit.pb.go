@@ -387,64 +387,99 @@ type _Site_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SiteKey) Equal(o *SiteKey) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Organization != o.Organization ||
-		m.Name != o.Name {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Organization != o.Organization {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Location) Equal(o *Location) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) ||
-		!fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) ||
-		!fieldmap.EqualTimestamp(m.Since, o.Since) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.Since, o.Since) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Resources) Equal(o *Resources) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Ram != o.Ram ||
-		m.Vcpus != o.Vcpus ||
-		!maps.Equal(m.Labels, o.Labels) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Ram != o.Ram {
+		return false
+	}
+	if m.Vcpus != o.Vcpus {
+		return false
+	}
+	if !maps.Equal(m.Labels, o.Labels) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Status) Equal(o *Status) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.TaskName != o.TaskName ||
-		m.Step != o.Step ||
-		!slices.Equal(m.Messages, o.Messages) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.TaskName != o.TaskName {
+		return false
+	}
+	if m.Step != o.Step {
+		return false
+	}
+	if !slices.Equal(m.Messages, o.Messages) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Site) Equal(o *Site) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !m.Key.Equal(o.Key) ||
-		!m.Location.Equal(o.Location) ||
-		m.Power != o.Power ||
-		!maps.Equal(m.Labels, o.Labels) {
+	if m == nil || o == nil {
+		return false
+	}
+	if !m.Key.Equal(o.Key) {
+		return false
+	}
+	if !m.Location.Equal(o.Location) {
+		return false
+	}
+	if m.Power != o.Power {
+		return false
+	}
+	if !maps.Equal(m.Labels, o.Labels) {
 		return false
 	}
 	if len(m.Flavors) != len(o.Flavors) {
@@ -455,13 +490,30 @@ func (m *Site) Equal(o *Site) bool {
 			return false
 		}
 	}
-	if !m.Quota.Equal(o.Quota) ||
-		!fieldmap.EqualDuration(m.Timeout, o.Timeout) ||
-		!bytes.Equal(m.Cert, o.Cert) ||
-		!m.Status.Equal(o.Status) ||
-		!fieldmap.EqualMessageMapFunc(m.Pools, o.Pools, (*Resources).Equal) ||
-		!fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.EqualTimestamp) ||
-		m.Revision != o.Revision {
+	if !m.Quota.Equal(o.Quota) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.Timeout, o.Timeout) {
+		return false
+	}
+	if !bytes.Equal(m.Cert, o.Cert) {
+		return false
+	}
+	if !m.Status.Equal(o.Status) {
+		return false
+	}
+	if len(m.Pools) != len(o.Pools) {
+		return false
+	}
+	for k, x := range m.Pools {
+		if y, ok := o.Pools[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Resources).Equal) {
+			return false
+		}
+	}
+	if !fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.EqualTimestamp) {
+		return false
+	}
+	if m.Revision != o.Revision {
 		return false
 	}
 	switch a := m.Platform.(type) {
@@ -486,7 +538,7 @@ func (m *Site) Equal(o *Site) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _Site_Platform_isSet reports whether oneof platform of Site holds a member: a

@@ -71,16 +71,25 @@ func (m *Label) cloneTo(c *Label) *Label {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Label) Equal(o *Label) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.Color != o.Color ||
-		m.Secret != o.Secret ||
-		!slices.Equal(m.Weights, o.Weights) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Color != o.Color {
+		return false
+	}
+	if m.Secret != o.Secret {
+		return false
+	}
+	if !slices.Equal(m.Weights, o.Weights) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -2131,8 +2131,11 @@ func (m *Keepalive) cloneTo(c *Keepalive) *Keepalive {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConnectRequest) Equal(o *ConnectRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	switch a := m.Msg.(type) {
 	case *ConnectRequest_Hello:
@@ -2156,7 +2159,7 @@ func (m *ConnectRequest) Equal(o *ConnectRequest) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _ConnectRequest_Msg_isSet reports whether oneof msg of ConnectRequest holds a member: a
@@ -2173,30 +2176,44 @@ func _ConnectRequest_Msg_isSet(x isConnectRequest_Msg) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Hello) Equal(o *Hello) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !(func(x, y *edgeproto.CloudletKey) bool {
 		if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
 			return e.Equal(y)
 		}
 		return fieldmap.Equal(x, y)
-	})(m.CloudletKey, o.CloudletKey) ||
-		m.AccessKey != o.AccessKey ||
-		m.Instance != o.Instance ||
-		m.ResumeRevision != o.ResumeRevision {
+	})(m.CloudletKey, o.CloudletKey) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.AccessKey != o.AccessKey {
+		return false
+	}
+	if m.Instance != o.Instance {
+		return false
+	}
+	if m.ResumeRevision != o.ResumeRevision {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Report) Equal(o *Report) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Seq != o.Seq ||
-		!slices.Equal(m.Fields, o.Fields) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Seq != o.Seq {
+		return false
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
 	switch a := m.Info.(type) {
@@ -2257,7 +2274,7 @@ func (m *Report) Equal(o *Report) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _Report_Info_isSet reports whether oneof info of Report holds a member: a
@@ -2278,8 +2295,11 @@ func _Report_Info_isSet(x isReport_Info) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConnectResponse) Equal(o *ConnectResponse) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	switch a := m.Msg.(type) {
 	case *ConnectResponse_SyncStart:
@@ -2327,7 +2347,7 @@ func (m *ConnectResponse) Equal(o *ConnectResponse) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _ConnectResponse_Msg_isSet reports whether oneof msg of ConnectResponse holds a member: a
@@ -2350,37 +2370,56 @@ func _ConnectResponse_Msg_isSet(x isConnectResponse_Msg) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SyncStart) Equal(o *SyncStart) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Revision != o.Revision ||
-		!fieldmap.EqualDuration(m.KeepaliveInterval, o.KeepaliveInterval) ||
-		m.Resumed != o.Resumed {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Revision != o.Revision {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.KeepaliveInterval, o.KeepaliveInterval) {
+		return false
+	}
+	if m.Resumed != o.Resumed {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SyncEnd) Equal(o *SyncEnd) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Revision != o.Revision ||
-		m.Objects != o.Objects ||
-		m.Resumed != o.Resumed {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Revision != o.Revision {
+		return false
+	}
+	if m.Objects != o.Objects {
+		return false
+	}
+	if m.Resumed != o.Resumed {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Update) Equal(o *Update) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Action != o.Action ||
-		m.Revision != o.Revision {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Action != o.Action {
+		return false
+	}
+	if m.Revision != o.Revision {
 		return false
 	}
 	switch a := m.Object.(type) {
@@ -2493,7 +2532,7 @@ func (m *Update) Equal(o *Update) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _Update_Object_isSet reports whether oneof object of Update holds a member: a
@@ -2522,23 +2561,33 @@ func _Update_Object_isSet(x isUpdate_Object) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReportAck) Equal(o *ReportAck) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Seq != o.Seq ||
-		m.Verdict != o.Verdict ||
-		m.Reason != o.Reason {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Seq != o.Seq {
+		return false
+	}
+	if m.Verdict != o.Verdict {
+		return false
+	}
+	if m.Reason != o.Reason {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Keepalive) Equal(o *Keepalive) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m == nil || o == nil {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -149,37 +149,50 @@ func (m *FieldOptions) cloneTo(c *FieldOptions) *FieldOptions {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FileOptions) Equal(o *FileOptions) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *MessageOptions) Equal(o *MessageOptions) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) ||
-		m.ListActions != o.ListActions {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) {
+		return false
+	}
+	if m.ListActions != o.ListActions {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FieldOptions) Equal(o *FieldOptions) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.ObjectKey != o.ObjectKey ||
-		m.Atomic != o.Atomic {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.ObjectKey != o.ObjectKey {
+		return false
+	}
+	if m.Atomic != o.Atomic {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -587,24 +587,36 @@ func (m *ReportInfoResponse) cloneTo(c *ReportInfoResponse) *ReportInfoResponse 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Fence) Equal(o *Fence) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Key != o.Key ||
-		m.Revision != o.Revision {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Key != o.Key {
+		return false
+	}
+	if m.Revision != o.Revision {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !slices.Equal(m.Fields, o.Fields) ||
-		!m.Fence.Equal(o.Fence) ||
-		m.ReleaseClaim != o.ReleaseClaim {
+	if m == nil || o == nil {
+		return false
+	}
+	if !slices.Equal(m.Fields, o.Fields) {
+		return false
+	}
+	if !m.Fence.Equal(o.Fence) {
+		return false
+	}
+	if m.ReleaseClaim != o.ReleaseClaim {
 		return false
 	}
 	switch a := m.Info.(type) {
@@ -665,7 +677,7 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _ReportInfoRequest_Info_isSet reports whether oneof info of ReportInfoRequest holds a member: a
@@ -686,15 +698,22 @@ func _ReportInfoRequest_Info_isSet(x isReportInfoRequest_Info) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReportInfoResponse) Equal(o *ReportInfoResponse) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Applied != o.Applied ||
-		m.Reason != o.Reason ||
-		m.ClaimReleased != o.ClaimReleased {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Applied != o.Applied {
+		return false
+	}
+	if m.Reason != o.Reason {
+		return false
+	}
+	if m.ClaimReleased != o.ClaimReleased {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -124,27 +124,39 @@ func (m *Ed_Part) cloneTo(c *Ed_Part) *Ed_Part {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Ed) Equal(o *Ed) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) ||
-		m.Implicit != o.Implicit ||
-		!fieldmap.EqualPtr(m.Shade, o.Shade) ||
-		!m.Part.Equal(o.Part) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		return false
+	}
+	if m.Implicit != o.Implicit {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Shade, o.Shade) {
+		return false
+	}
+	if !m.Part.Equal(o.Part) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Ed_Part) Equal(o *Ed_Part) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -727,316 +727,589 @@ func (m_ *Holder) cloneTo(c_ *Holder) *Holder {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m_ *Holder) Equal(o_ *Holder) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m_), unsafe.Pointer(o_)); done {
-		return eq
+	if m_ == o_ {
+		return true
+	}
+	if m_ == nil || o_ == nil {
+		return false
 	}
 	if !(func(x_, y *w.Leaf) bool {
 		if e, ok_ := any(x_).(fieldmap.Equaler[*w.Leaf]); ok_ {
 			return e.Equal(y)
 		}
 		return fieldmap.Equal(x_, y)
-	})(m_.WOne, o_.WOne) ||
-		!fieldmap.EqualMessageListFunc(m_.WList, o_.WList, func(x_, y *w.Leaf) bool {
+	})(m_.WOne, o_.WOne) {
+		return false
+	}
+	if len(m_.WList) != len(o_.WList) {
+		return false
+	}
+	for i, x_ := range m_.WList {
+		if y := o_.WList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *w.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*w.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.WMap, o_.WMap, func(x_, y *w.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.WMap) != len(o_.WMap) {
+		return false
+	}
+	for k, x_ := range m_.WMap {
+		if y, ok_ := o_.WMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *w.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*w.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *a.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *a.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.AOne, o_.AOne) {
+		return false
+	}
+	if len(m_.AList) != len(o_.AList) {
+		return false
+	}
+	for i, x_ := range m_.AList {
+		if y := o_.AList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *a.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.AOne, o_.AOne) ||
-		!fieldmap.EqualMessageListFunc(m_.AList, o_.AList, func(x_, y *a.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.AMap) != len(o_.AMap) {
+		return false
+	}
+	for k, x_ := range m_.AMap {
+		if y, ok_ := o_.AMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *a.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.AMap, o_.AMap, func(x_, y *a.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *b.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *b.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.BOne, o_.BOne) {
+		return false
+	}
+	if len(m_.BList) != len(o_.BList) {
+		return false
+	}
+	for i, x_ := range m_.BList {
+		if y := o_.BList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *b.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.BOne, o_.BOne) ||
-		!fieldmap.EqualMessageListFunc(m_.BList, o_.BList, func(x_, y *b.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.BMap) != len(o_.BMap) {
+		return false
+	}
+	for k, x_ := range m_.BMap {
+		if y, ok_ := o_.BMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *b.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.BMap, o_.BMap, func(x_, y *b.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *ok.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *ok.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.OkOne, o_.OkOne) {
+		return false
+	}
+	if len(m_.OkList) != len(o_.OkList) {
+		return false
+	}
+	for i, x_ := range m_.OkList {
+		if y := o_.OkList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *ok.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.OkOne, o_.OkOne) ||
-		!fieldmap.EqualMessageListFunc(m_.OkList, o_.OkList, func(x_, y *ok.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.OkMap) != len(o_.OkMap) {
+		return false
+	}
+	for k, x_ := range m_.OkMap {
+		if y, ok_ := o_.OkMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *ok.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.OkMap, o_.OkMap, func(x_, y *ok.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *d1.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *d1.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.D1One, o_.D1One) {
+		return false
+	}
+	if len(m_.D1List) != len(o_.D1List) {
+		return false
+	}
+	for i, x_ := range m_.D1List {
+		if y := o_.D1List[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *d1.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.D1One, o_.D1One) ||
-		!fieldmap.EqualMessageListFunc(m_.D1List, o_.D1List, func(x_, y *d1.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.D1Map) != len(o_.D1Map) {
+		return false
+	}
+	for k, x_ := range m_.D1Map {
+		if y, ok_ := o_.D1Map[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *d1.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.D1Map, o_.D1Map, func(x_, y *d1.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *s1.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *s1.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.S1One, o_.S1One) {
+		return false
+	}
+	if len(m_.S1List) != len(o_.S1List) {
+		return false
+	}
+	for i, x_ := range m_.S1List {
+		if y := o_.S1List[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *s1.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.S1One, o_.S1One) ||
-		!fieldmap.EqualMessageListFunc(m_.S1List, o_.S1List, func(x_, y *s1.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.S1Map) != len(o_.S1Map) {
+		return false
+	}
+	for k, x_ := range m_.S1Map {
+		if y, ok_ := o_.S1Map[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *s1.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.S1Map, o_.S1Map, func(x_, y *s1.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *sv0.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *sv0.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.Sv0One, o_.Sv0One) {
+		return false
+	}
+	if len(m_.Sv0List) != len(o_.Sv0List) {
+		return false
+	}
+	for i, x_ := range m_.Sv0List {
+		if y := o_.Sv0List[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *sv0.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.Sv0One, o_.Sv0One) ||
-		!fieldmap.EqualMessageListFunc(m_.Sv0List, o_.Sv0List, func(x_, y *sv0.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.Sv0Map) != len(o_.Sv0Map) {
+		return false
+	}
+	for k, x_ := range m_.Sv0Map {
+		if y, ok_ := o_.Sv0Map[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *sv0.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.Sv0Map, o_.Sv0Map, func(x_, y *sv0.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *m.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *m.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.MOne, o_.MOne) {
+		return false
+	}
+	if len(m_.MList) != len(o_.MList) {
+		return false
+	}
+	for i, x_ := range m_.MList {
+		if y := o_.MList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *m.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.MOne, o_.MOne) ||
-		!fieldmap.EqualMessageListFunc(m_.MList, o_.MList, func(x_, y *m.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.MMap) != len(o_.MMap) {
+		return false
+	}
+	for k, x_ := range m_.MMap {
+		if y, ok_ := o_.MMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *m.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.MMap, o_.MMap, func(x_, y *m.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *src.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *src.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.SrcOne, o_.SrcOne) {
+		return false
+	}
+	if len(m_.SrcList) != len(o_.SrcList) {
+		return false
+	}
+	for i, x_ := range m_.SrcList {
+		if y := o_.SrcList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *src.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.SrcOne, o_.SrcOne) ||
-		!fieldmap.EqualMessageListFunc(m_.SrcList, o_.SrcList, func(x_, y *src.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.SrcMap) != len(o_.SrcMap) {
+		return false
+	}
+	for k, x_ := range m_.SrcMap {
+		if y, ok_ := o_.SrcMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *src.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.SrcMap, o_.SrcMap, func(x_, y *src.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *fm.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *fm.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.FmOne, o_.FmOne) {
+		return false
+	}
+	if len(m_.FmList) != len(o_.FmList) {
+		return false
+	}
+	for i, x_ := range m_.FmList {
+		if y := o_.FmList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *fm.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.FmOne, o_.FmOne) ||
-		!fieldmap.EqualMessageListFunc(m_.FmList, o_.FmList, func(x_, y *fm.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.FmMap) != len(o_.FmMap) {
+		return false
+	}
+	for k, x_ := range m_.FmMap {
+		if y, ok_ := o_.FmMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *fm.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.FmMap, o_.FmMap, func(x_, y *fm.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *at.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *at.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.AtOne, o_.AtOne) {
+		return false
+	}
+	if len(m_.AtList) != len(o_.AtList) {
+		return false
+	}
+	for i, x_ := range m_.AtList {
+		if y := o_.AtList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *at.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.AtOne, o_.AtOne) ||
-		!fieldmap.EqualMessageListFunc(m_.AtList, o_.AtList, func(x_, y *at.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.AtMap) != len(o_.AtMap) {
+		return false
+	}
+	for k, x_ := range m_.AtMap {
+		if y, ok_ := o_.AtMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *at.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.AtMap, o_.AtMap, func(x_, y *at.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *c.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *c.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.COne, o_.COne) {
+		return false
+	}
+	if len(m_.CList) != len(o_.CList) {
+		return false
+	}
+	for i, x_ := range m_.CList {
+		if y := o_.CList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *c.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.COne, o_.COne) ||
-		!fieldmap.EqualMessageListFunc(m_.CList, o_.CList, func(x_, y *c.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.CMap) != len(o_.CMap) {
+		return false
+	}
+	for k, x_ := range m_.CMap {
+		if y, ok_ := o_.CMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *c.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.CMap, o_.CMap, func(x_, y *c.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *o.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *o.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.OOne, o_.OOne) {
+		return false
+	}
+	if len(m_.OList) != len(o_.OList) {
+		return false
+	}
+	for i, x_ := range m_.OList {
+		if y := o_.OList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *o.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.OOne, o_.OOne) ||
-		!fieldmap.EqualMessageListFunc(m_.OList, o_.OList, func(x_, y *o.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.OMap) != len(o_.OMap) {
+		return false
+	}
+	for k, x_ := range m_.OMap {
+		if y, ok_ := o_.OMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *o.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.OMap, o_.OMap, func(x_, y *o.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *x.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *x.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.XOne, o_.XOne) {
+		return false
+	}
+	if len(m_.XList) != len(o_.XList) {
+		return false
+	}
+	for i, x_ := range m_.XList {
+		if y := o_.XList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *x.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.XOne, o_.XOne) ||
-		!fieldmap.EqualMessageListFunc(m_.XList, o_.XList, func(x_, y *x.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.XMap) != len(o_.XMap) {
+		return false
+	}
+	for k, x_ := range m_.XMap {
+		if y, ok_ := o_.XMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *x.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.XMap, o_.XMap, func(x_, y *x.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *v.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *v.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.VOne, o_.VOne) {
+		return false
+	}
+	if len(m_.VList) != len(o_.VList) {
+		return false
+	}
+	for i, x_ := range m_.VList {
+		if y := o_.VList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *v.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.VOne, o_.VOne) ||
-		!fieldmap.EqualMessageListFunc(m_.VList, o_.VList, func(x_, y *v.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.VMap) != len(o_.VMap) {
+		return false
+	}
+	for k, x_ := range m_.VMap {
+		if y, ok_ := o_.VMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *v.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.VMap, o_.VMap, func(x_, y *v.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *blk.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *blk.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.BlkOne, o_.BlkOne) {
+		return false
+	}
+	if len(m_.BlkList) != len(o_.BlkList) {
+		return false
+	}
+	for i, x_ := range m_.BlkList {
+		if y := o_.BlkList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *blk.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		})(m_.BlkOne, o_.BlkOne) ||
-		!fieldmap.EqualMessageListFunc(m_.BlkList, o_.BlkList, func(x_, y *blk.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if len(m_.BlkMap) != len(o_.BlkMap) {
+		return false
+	}
+	for k, x_ := range m_.BlkMap {
+		if y, ok_ := o_.BlkMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *blk.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.BlkMap, o_.BlkMap, func(x_, y *blk.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!(func(x_, y *w1.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		})(m_.W1One, o_.W1One) ||
-		!fieldmap.EqualMessageListFunc(m_.W1List, o_.W1List, func(x_, y *w1.Leaf) bool {
-			if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
-				return e.Equal(y)
-			}
-			return fieldmap.Equal(x_, y)
-		}) ||
-		!fieldmap.EqualMessageMapFunc(m_.W1Map, o_.W1Map, func(x_, y *w1.Leaf) bool {
+		}) {
+			return false
+		}
+	}
+	if !(func(x_, y *w1.Leaf) bool {
+		if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
+			return e.Equal(y)
+		}
+		return fieldmap.Equal(x_, y)
+	})(m_.W1One, o_.W1One) {
+		return false
+	}
+	if len(m_.W1List) != len(o_.W1List) {
+		return false
+	}
+	for i, x_ := range m_.W1List {
+		if y := o_.W1List[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *w1.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
 		}) {
+			return false
+		}
+	}
+	if len(m_.W1Map) != len(o_.W1Map) {
 		return false
+	}
+	for k, x_ := range m_.W1Map {
+		if y, ok_ := o_.W1Map[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *w1.Leaf) bool {
+			if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
+				return e.Equal(y)
+			}
+			return fieldmap.Equal(x_, y)
+		}) {
+			return false
+		}
 	}
 	switch a_ := m_.Pick.(type) {
 	case *Holder_WPick:
@@ -1273,7 +1546,7 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			return false
 		}
 	}
-	return string(m_.unknownFields) == string(o_.unknownFields) || fieldmap.EqualUnknown(m_.unknownFields, o_.unknownFields)
+	return fieldmap.EqualUnknownFields(m_.unknownFields, o_.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _Holder_Pick_isSet reports whether oneof pick of Holder holds a member: a

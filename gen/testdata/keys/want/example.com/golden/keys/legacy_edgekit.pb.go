@@ -58,13 +58,16 @@ func (m *LegacyNamed) cloneTo(c *LegacyNamed) *LegacyNamed {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *LegacyNamed) Equal(o *LegacyNamed) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !fieldmap.EqualPtr(m.Id, o.Id) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

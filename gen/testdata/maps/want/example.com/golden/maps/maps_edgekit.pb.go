@@ -126,27 +126,44 @@ func (m *Maps) cloneTo(c *Maps) *Maps {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Value) Equal(o *Value) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if m.Text != o.Text {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Maps) Equal(o *Maps) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !maps.Equal(m.Labels, o.Labels) ||
-		!fieldmap.EqualMapFunc(m.Weights, o.Weights, fieldmap.EqualFloat64) ||
-		!fieldmap.EqualMapFunc(m.Blobs, o.Blobs, bytes.Equal) ||
-		!fieldmap.EqualMessageMapFunc(m.Values, o.Values, (*Value).Equal) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !maps.Equal(m.Labels, o.Labels) {
+		return false
+	}
+	if !fieldmap.EqualMapFunc(m.Weights, o.Weights, fieldmap.EqualFloat64) {
+		return false
+	}
+	if !fieldmap.EqualMapFunc(m.Blobs, o.Blobs, bytes.Equal) {
+		return false
+	}
+	if len(m.Values) != len(o.Values) {
+		return false
+	}
+	for k, x := range m.Values {
+		if y, ok := o.Values[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Value).Equal) {
+			return false
+		}
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -140,29 +140,45 @@ func (m *Opt) cloneTo(c *Opt) *Opt {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Sub) Equal(o *Sub) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if m.S != o.S {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Opt) Equal(o *Opt) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) ||
-		!fieldmap.EqualPtr(m.Count, o.Count) ||
-		!fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) ||
-		!fieldmap.EqualBytesPresence(m.Data, o.Data) ||
-		!m.Sub.Equal(o.Sub) ||
-		!fieldmap.EqualPtr(m.On, o.On) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualPtr(m.Name, o.Name) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.Count, o.Count) {
+		return false
+	}
+	if !fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) {
+		return false
+	}
+	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
+		return false
+	}
+	if !m.Sub.Equal(o.Sub) {
+		return false
+	}
+	if !fieldmap.EqualPtr(m.On, o.On) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

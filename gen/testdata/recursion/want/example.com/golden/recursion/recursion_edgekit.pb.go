@@ -158,11 +158,16 @@ func (m *Edge) cloneTo(c *Edge) *Edge {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Node) Equal(o *Node) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		!m.Next.Equal(o.Next) {
+	if m == nil || o == nil {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	if !m.Next.Equal(o.Next) {
 		return false
 	}
 	if len(m.Children) != len(o.Children) {
@@ -176,19 +181,24 @@ func (m *Node) Equal(o *Node) bool {
 	if !m.Edge.Equal(o.Edge) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Edge) Equal(o *Edge) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Weight != o.Weight ||
-		!m.To.Equal(o.To) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Weight != o.Weight {
+		return false
+	}
+	if !m.To.Equal(o.To) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

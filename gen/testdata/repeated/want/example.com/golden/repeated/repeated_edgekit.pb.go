@@ -128,24 +128,36 @@ func (m *Lists) cloneTo(c *Lists) *Lists {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Item) Equal(o *Item) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		!fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Lists) Equal(o *Lists) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !slices.Equal(m.Tags, o.Tags) ||
-		!fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) ||
-		!fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
+	if m == nil || o == nil {
+		return false
+	}
+	if !slices.Equal(m.Tags, o.Tags) {
+		return false
+	}
+	if !fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) {
+		return false
+	}
+	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
 		return false
 	}
 	if len(m.Items) != len(o.Items) {
@@ -156,7 +168,7 @@ func (m *Lists) Equal(o *Lists) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

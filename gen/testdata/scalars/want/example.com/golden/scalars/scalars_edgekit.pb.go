@@ -120,28 +120,61 @@ func (m *AllScalars) cloneTo(c *AllScalars) *AllScalars {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AllScalars) Equal(o *AllScalars) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.D, o.D) ||
-		!fieldmap.EqualImplicitFloat32(m.F, o.F) ||
-		m.I32 != o.I32 ||
-		m.I64 != o.I64 ||
-		m.U32 != o.U32 ||
-		m.U64 != o.U64 ||
-		m.S32 != o.S32 ||
-		m.S64 != o.S64 ||
-		m.Fx32 != o.Fx32 ||
-		m.Fx64 != o.Fx64 ||
-		m.Sfx32 != o.Sfx32 ||
-		m.Sfx64 != o.Sfx64 ||
-		m.B != o.B ||
-		m.S != o.S ||
-		!bytes.Equal(m.Raw, o.Raw) ||
-		m.Mode != o.Mode {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualImplicitFloat64(m.D, o.D) {
+		return false
+	}
+	if !fieldmap.EqualImplicitFloat32(m.F, o.F) {
+		return false
+	}
+	if m.I32 != o.I32 {
+		return false
+	}
+	if m.I64 != o.I64 {
+		return false
+	}
+	if m.U32 != o.U32 {
+		return false
+	}
+	if m.U64 != o.U64 {
+		return false
+	}
+	if m.S32 != o.S32 {
+		return false
+	}
+	if m.S64 != o.S64 {
+		return false
+	}
+	if m.Fx32 != o.Fx32 {
+		return false
+	}
+	if m.Fx64 != o.Fx64 {
+		return false
+	}
+	if m.Sfx32 != o.Sfx32 {
+		return false
+	}
+	if m.Sfx64 != o.Sfx64 {
+		return false
+	}
+	if m.B != o.B {
+		return false
+	}
+	if m.S != o.S {
+		return false
+	}
+	if !bytes.Equal(m.Raw, o.Raw) {
+		return false
+	}
+	if m.Mode != o.Mode {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

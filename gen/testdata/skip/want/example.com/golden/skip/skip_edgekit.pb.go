@@ -83,8 +83,11 @@ func (m *Kept) cloneTo(c *Kept) *Kept {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Kept) Equal(o *Kept) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !(func(x, y *Skipped) bool {
 		if e, ok := any(x).(fieldmap.Equaler[*Skipped]); ok {
@@ -94,7 +97,7 @@ func (m *Kept) Equal(o *Kept) bool {
 	})(m.Skipped, o.Skipped) {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

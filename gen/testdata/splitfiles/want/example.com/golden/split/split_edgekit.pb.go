@@ -175,8 +175,11 @@ type _Holder_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Holder) Equal(o *Holder) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !m.Ext.Equal(o.Ext) {
 		return false
@@ -189,8 +192,15 @@ func (m *Holder) Equal(o *Holder) bool {
 			return false
 		}
 	}
-	if !fieldmap.EqualMessageMapFunc(m.ExtMap, o.ExtMap, (*Extensible).Equal) ||
-		!m.Plain.Equal(o.Plain) {
+	if len(m.ExtMap) != len(o.ExtMap) {
+		return false
+	}
+	for k, x := range m.ExtMap {
+		if y, ok := o.ExtMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Extensible).Equal) {
+			return false
+		}
+	}
+	if !m.Plain.Equal(o.Plain) {
 		return false
 	}
 	if len(m.Plains) != len(o.Plains) {
@@ -201,8 +211,13 @@ func (m *Holder) Equal(o *Holder) bool {
 			return false
 		}
 	}
-	if !fieldmap.EqualMessageMapFunc(m.PlainMap, o.PlainMap, (*Plain).Equal) {
+	if len(m.PlainMap) != len(o.PlainMap) {
 		return false
+	}
+	for k, x := range m.PlainMap {
+		if y, ok := o.PlainMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Plain).Equal) {
+			return false
+		}
 	}
 	switch a := m.Pick.(type) {
 	case *Holder_PickExt:
@@ -226,7 +241,7 @@ func (m *Holder) Equal(o *Holder) bool {
 			return false
 		}
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // _Holder_Pick_isSet reports whether oneof pick of Holder holds a member: a

@@ -83,18 +83,31 @@ func (m *Times) cloneTo(c *Times) *Times {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Times) Equal(o *Times) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if !fieldmap.EqualTimestamp(m.Created, o.Created) ||
-		!fieldmap.EqualDuration(m.Timeout, o.Timeout) ||
-		!fieldmap.EqualStringValue(m.Alias, o.Alias) ||
-		!fieldmap.EqualStruct(m.Extra, o.Extra) ||
-		!fieldmap.EqualAny(m.Payload, o.Payload) ||
-		!fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.EqualTimestamp) {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if !fieldmap.EqualTimestamp(m.Created, o.Created) {
+		return false
+	}
+	if !fieldmap.EqualDuration(m.Timeout, o.Timeout) {
+		return false
+	}
+	if !fieldmap.EqualStringValue(m.Alias, o.Alias) {
+		return false
+	}
+	if !fieldmap.EqualStruct(m.Extra, o.Extra) {
+		return false
+	}
+	if !fieldmap.EqualAny(m.Payload, o.Payload) {
+		return false
+	}
+	if !fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.EqualTimestamp) {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -81,25 +81,37 @@ func (m *Holder) cloneTo(c *Holder) *Holder {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Holder) Equal(o *Holder) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
+	}
+	if m == nil || o == nil {
+		return false
 	}
 	if !(func(x, y *b.Shared) bool {
 		if e, ok := any(x).(fieldmap.Equaler[*b.Shared]); ok {
 			return e.Equal(y)
 		}
 		return fieldmap.Equal(x, y)
-	})(m.Shared, o.Shared) ||
-		!fieldmap.EqualMessageListFunc(m.Many, o.Many, func(x, y *b.Shared) bool {
+	})(m.Shared, o.Shared) {
+		return false
+	}
+	if len(m.Many) != len(o.Many) {
+		return false
+	}
+	for i, x := range m.Many {
+		if y := o.Many[i]; x != y && !fieldmap.EqualElem(x, y, func(x, y *b.Shared) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*b.Shared]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		}) ||
-		m.Kind != o.Kind {
+		}) {
+			return false
+		}
+	}
+	if m.Kind != o.Kind {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.

@@ -66,15 +66,22 @@ func (m *Shared) cloneTo(c *Shared) *Shared {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Shared) Equal(o *Shared) bool {
-	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
-		return eq
+	if m == o {
+		return true
 	}
-	if m.Name != o.Name ||
-		m.Kind != o.Kind ||
-		m.Secret != o.Secret {
+	if m == nil || o == nil {
 		return false
 	}
-	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+	if m.Name != o.Name {
+		return false
+	}
+	if m.Kind != o.Kind {
+		return false
+	}
+	if m.Secret != o.Secret {
+		return false
+	}
+	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
