@@ -52,6 +52,10 @@ type Options struct {
 	// client the controller's store uses (a client of its own, to count
 	// or observe what the controller asks of etcd).
 	StoreInterceptor grpc.UnaryClientInterceptor
+	// StoreStreamInterceptor, when set, sees every stream (watches) of
+	// that same client (to delay what the controller's watches receive,
+	// for example).
+	StoreStreamInterceptor grpc.StreamClientInterceptor
 	// KeyProvider, when set, makes the store encrypt the secrets it holds
 	// with data keys it wraps, as controller.Run does with its key file.
 	KeyProvider atrest.KeyProvider
@@ -120,10 +124,17 @@ func Start(t testing.TB, opts Options) *Env {
 			cli = e.Etcd.Client()
 		}
 	})
-	if opts.StoreInterceptor != nil {
+	if opts.StoreInterceptor != nil || opts.StoreStreamInterceptor != nil {
+		var dopts []grpc.DialOption
+		if opts.StoreInterceptor != nil {
+			dopts = append(dopts, grpc.WithChainUnaryInterceptor(opts.StoreInterceptor))
+		}
+		if opts.StoreStreamInterceptor != nil {
+			dopts = append(dopts, grpc.WithChainStreamInterceptor(opts.StoreStreamInterceptor))
+		}
 		var err error
 		cli, err = clientv3.New(clientv3.Config{Endpoints: e.EtcdEndpoints(), DialTimeout: 10 * time.Second,
-			DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(opts.StoreInterceptor)}})
+			DialOptions: dopts})
 		if err != nil {
 			t.Fatal(err)
 		}
