@@ -33,7 +33,7 @@ const (
 	DefaultHelloTimeout      = 10 * time.Second
 	DefaultMaxQueue          = 1 << 17
 	DefaultReportWorkers     = 8
-	DefaultMaxSyncs          = 8
+	DefaultMaxSyncs          = 16
 	DefaultMaxWaitingSyncs   = 64
 )
 
