@@ -34,7 +34,7 @@ const (
 	DefaultMaxQueue          = 1 << 17
 	DefaultReportWorkers     = 8
 	DefaultMaxSyncs          = 16
-	DefaultMaxWaitingSyncs   = 64
+	DefaultMaxWaitingSyncs   = 256
 )
 
 // Sentinel errors a Backend wraps.
