@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -153,5 +154,112 @@ func TestChangesReadThroughCaches(t *testing.T) {
 		// The App's own read comes from the cache; the check that no
 		// instance uses it lists its ref keys on etcd.
 		t.Errorf("DeleteApp sent etcd %d reads, want 1 (the list of its dependents)", r)
+	}
+}
+
+// watchGate holds what the controller's etcd watches receive while it is
+// closed: the controller's caches then learn nothing from etcd.
+type watchGate struct {
+	mu     sync.Mutex
+	open   chan struct{} // closed while the gate is open
+	closed bool
+}
+
+func newWatchGate() *watchGate {
+	g := &watchGate{open: make(chan struct{})}
+	close(g.open)
+	return g
+}
+
+// hold closes the gate; release opens it again.
+func (g *watchGate) hold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		g.closed = true
+		g.open = make(chan struct{})
+	}
+}
+
+func (g *watchGate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		g.closed = false
+		close(g.open)
+	}
+}
+
+func (g *watchGate) wait(ctx context.Context) {
+	g.mu.Lock()
+	open := g.open
+	g.mu.Unlock()
+	select {
+	case <-open:
+	case <-ctx.Done():
+	}
+}
+
+func (g *watchGate) intercept(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	cs, err := streamer(ctx, desc, cc, method, opts...)
+	if err != nil || method != "/etcdserverpb.Watch/Watch" {
+		return cs, err
+	}
+	return &gatedStream{ClientStream: cs, g: g}, nil
+}
+
+type gatedStream struct {
+	grpc.ClientStream
+	g *watchGate
+}
+
+func (s *gatedStream) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	s.g.wait(s.Context())
+	return err
+}
+
+// Back-to-back updates of one App read it from the controller's cache,
+// each finding the copy the previous one wrote (the store hands a
+// committed transaction's writes to its caches at once), even while the
+// cache's watch delivers nothing: no update reads etcd, each is one
+// transaction. Before, an update that came before the watch delivered the
+// previous one's write read a stale copy, failed its commit and ran again
+// reading etcd.
+func TestBackToBackUpdatesReadNoEtcd(t *testing.T) {
+	t.Parallel()
+	calls := &etcdCalls{n: map[[2]string]int{}}
+	gate := newWatchGate()
+	env := controllertest.Start(t, controllertest.Options{StoreInterceptor: calls.intercept, StoreStreamInterceptor: gate.intercept})
+	t.Cleanup(gate.release)
+	ctx := testCtx(t)
+	dev := clientsOf(env.Conn(env.OrgToken("dev")))
+	app := &edgeproto.AppKey{Organization: "dev", Name: "web", Version: "1"}
+	if _, err := dev.apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: &edgeproto.App{Key: app, Deployment: "docker"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Show answers once the Apps' cache has the create.
+	if _, err := recvAll(dev.apps.ShowApps(ctx, &edgeproto.ShowAppsRequest{})); err != nil {
+		t.Fatal(err)
+	}
+	gate.hold()
+	const updateApp = "/edgeproto.v1.AppService/UpdateApp"
+	const n = 10
+	for i := range n {
+		if _, err := dev.apps.UpdateApp(ctx, &edgeproto.UpdateAppRequest{App: &edgeproto.App{Key: app, ImagePath: fmt.Sprintf("nginx:%d", i)},
+			Fields: []string{edgeproto.AppFieldImagePath}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, x := calls.count(updateApp, etcdRange), calls.count(updateApp, etcdTxn); r != 0 || x != n {
+		t.Errorf("%d updates sent etcd %d reads and %d transactions, want 0 and %d", n, r, x, n)
+	}
+	gate.release()
+	got, _, err := store.NewKind[*edgeproto.App](env.Store).Get(ctx, (&edgeproto.App{Key: app}).GetKeyString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("nginx:%d", n-1); got.GetImagePath() != want {
+		t.Errorf("stored image path %q, want %q", got.GetImagePath(), want)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	inotify "github.com/edgekit/edgekit/internal/notify"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/platforms/fake"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -73,13 +74,16 @@ func TestABusyControllerTurnsCRMsAwayWithAHint(t *testing.T) {
 var stormSessions = flag.Int("crm.storm-sessions", 24, "CRMs connected when TestEveryCRMComesBackAfterAControllerRestart restarts the controller")
 
 // When the controller restarts, every CRM reconnects at once; with room
-// for only two syncs and two waiting, most are turned away with a hint
-// and come back later. None is lost: every CRM is connected again, and
-// every one serves a request made after the restart.
+// for only two syncs and two waiting, some are turned away with a hint
+// (the notify server's refused{reason="busy"} counter, on a registry the
+// restarted server shares with the first) and come back later. None is
+// lost: every CRM is connected again, and every one serves a request made
+// after the restart.
 func TestEveryCRMComesBackAfterAControllerRestart(t *testing.T) {
 	t.Parallel()
+	reg := prometheus.NewRegistry()
 	e := newEdge(t, func(o *controllertest.Options) {
-		o.NotifyConfig = notify.Config{KeepaliveInterval: time.Hour, MaxSyncs: 2, MaxWaitingSyncs: 2}
+		o.NotifyConfig = notify.Config{KeepaliveInterval: time.Hour, MaxSyncs: 2, MaxWaitingSyncs: 2, Registerer: reg}
 	})
 	ctx := testCtx(t)
 	n := *stormSessions
@@ -107,10 +111,16 @@ func TestEveryCRMComesBackAfterAControllerRestart(t *testing.T) {
 		waitState[*edgeproto.Cloudlet](t, s, s.cloudlet, edgeproto.TrackedState_TRACKED_STATE_READY)
 	}
 
+	busyBefore := turnedAway(t, reg)
 	e.env.Restart()
 	controllertest.WaitFor(t, 60*time.Second, "every CRM connected to the restarted controller", func() bool {
 		return e.env.Notify.Sessions() == n
 	})
+	busy := turnedAway(t, reg) - busyBefore
+	if n > 4 && busy == 0 {
+		t.Errorf("no CRM was turned away while %d reconnected to a controller with 2 sync slots and 2 waiting", n)
+	}
+	t.Logf("%d CRMs reconnected; the restarted controller turned CRMs away %d times", n, busy)
 	// Each site's CRM creates a cluster asked for after the restart.
 	parallel(t, sites, func(s *edge) error {
 		cl := s.cluster("c-" + s.cloudlet.GetName())
@@ -126,4 +136,27 @@ func TestEveryCRMComesBackAfterAControllerRestart(t *testing.T) {
 	if got := e.env.Notify.Sessions(); got != n {
 		t.Fatalf("%d CRMs connected after the storm, want %d", got, n)
 	}
+}
+
+// turnedAway is how many times the notify servers registered on reg
+// turned a CRM away because too many syncs were under way.
+func turnedAway(t *testing.T, reg *prometheus.Registry) int {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "edgekit_controller_notify_refused_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" && l.GetValue() == "busy" {
+					return int(m.GetCounter().GetValue())
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -48,12 +48,16 @@ func (b *Backoff) Wait(ctx context.Context) bool {
 }
 
 // WaitHinted pauses for what the controller asked (hint), drawn uniformly
-// from [hint, 2*hint] so that the CRMs it turned away together do not
-// come back in step, or for Next when that is longer; it returns false
-// when ctx ended first.
+// from [hint, 5/4 hint] (see HintedPause), without growing the back-off:
+// the controller answered, and its hint already grows with its backlog,
+// so a CRM turned away several times comes back when told, not after a
+// back-off doubled by each refusal. Without a hint (0 or less) it is Wait.
+// It returns false when ctx ended first.
 func (b *Backoff) WaitHinted(ctx context.Context, hint time.Duration) bool {
-	d := max(b.Next(), hint+rand.N(hint+1))
-	t := time.NewTimer(d)
+	if hint <= 0 {
+		return b.Wait(ctx)
+	}
+	t := time.NewTimer(HintedPause(hint))
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -61,4 +65,18 @@ func (b *Backoff) WaitHinted(ctx context.Context, hint time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// HintedPause is the pause a CRM takes when the controller turned it away
+// with hint: drawn uniformly from [hint, hint+hint/4]. The controller
+// already spreads the CRMs it turns away (each is told a later time than
+// the one before, see the notify server's admission); the jitter only
+// keeps those told the same time from coming back in step. A wider draw
+// (up to twice the hint, as before) left slots idle while CRMs waited
+// past their turn.
+func HintedPause(hint time.Duration) time.Duration {
+	if hint <= 0 {
+		return 0
+	}
+	return hint + rand.N(hint/4+1)
 }

@@ -40,3 +40,24 @@ func TestBackoffWaitEndsWithTheContext(t *testing.T) {
 		t.Fatal("Wait on an ended context returned true")
 	}
 }
+
+// A CRM turned away comes back no sooner than the hint and at most a
+// quarter of it later, at different times for the same hint.
+func TestHintedPauseStaysNearTheHint(t *testing.T) {
+	t.Parallel()
+	hint := 400 * time.Millisecond
+	seen := map[time.Duration]bool{}
+	for range 200 {
+		d := HintedPause(hint)
+		if d < hint || d > hint+hint/4 {
+			t.Fatalf("pause for hint %v = %v, want within [%v, %v]", hint, d, hint, hint+hint/4)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 2 {
+		t.Fatal("200 pauses for one hint are all equal: no jitter")
+	}
+	if d := HintedPause(0); d != 0 {
+		t.Fatalf("pause for no hint = %v, want 0", d)
+	}
+}

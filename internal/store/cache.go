@@ -52,10 +52,15 @@ type Cache[T Message[T]] struct {
 	// tree holds the same entries in key order; Snapshot clones it
 	// lazily (copy on write), so a long read walks one revision without
 	// copying every object or holding mu.
-	tree   *btree.BTreeG[cacheItem[T]]
-	rev    int64         // every change up to rev is applied
-	revCh  chan struct{} // closed when rev advances
-	relist bool          // the next round lists first
+	tree *btree.BTreeG[cacheItem[T]]
+	// written holds the writes of this process's transactions that the
+	// watch has not applied yet, by key; writtenOrder the same in the
+	// order they were recorded, for pruning (see cache_write.go).
+	written      map[string]cacheWrite[T]
+	writtenOrder []writtenKey
+	rev          int64         // every change up to rev is applied
+	revCh        chan struct{} // closed when rev advances
+	relist       bool          // the next round lists first
 
 	synced   chan struct{}
 	syncOnce sync.Once
@@ -124,15 +129,18 @@ func (c *Cache[T]) Rev() int64 {
 }
 
 // Get returns a copy of the object of key and whether the cache has it.
+//
+// It is the newest copy the cache knows: a write of a transaction of this
+// process shows as soon as it committed (see Cache.TxGet).
 func (c *Cache[T]) Get(key string) (T, bool) {
 	c.mu.RLock()
-	e, ok := c.items[key]
+	obj, _, ok, _ := c.lookup(key)
 	c.mu.RUnlock()
 	if !ok {
 		var zero T
 		return zero, false
 	}
-	return e.obj.Clone(), true
+	return obj.Clone(), true
 }
 
 // Len returns the number of objects in the cache.
@@ -253,6 +261,8 @@ func (c *Cache[T]) Start(ctx context.Context) error {
 		return errors.New("store: cache of " + c.k.name + " is running already")
 	}
 	defer c.running.Store(false)
+	c.k.s.addSink(c)
+	defer c.k.s.removeSink(c)
 	backoff := cacheMinBackoff
 	for ctx.Err() == nil {
 		c.mu.RLock()
@@ -354,6 +364,9 @@ func (c *Cache[T]) advance(rev int64) {
 		c.rev = rev
 		close(c.revCh)
 		c.revCh = make(chan struct{})
+		if len(c.writtenOrder) > 0 {
+			c.pruneWritten()
+		}
 	}
 }
 

@@ -3,7 +3,9 @@ package store
 // TxGet returns the object of key for a transaction, read from the cache
 // when it can be: on the transaction function's first run, from a cache
 // that runs and is synchronised, for a key the transaction has not read
-// yet. Such a read costs no request; it is guarded like any read of the
+// yet. The cache's copy is the newest it knows: what its watch applied,
+// or what a transaction of this process committed since (see
+// cache_write.go). Such a read costs no request; it is guarded like any read of the
 // transaction, by the object's ModRevision as the cache knows it (0 when
 // the cache has no such object), so when the cache was behind etcd the
 // commit fails and the function runs again, reading etcd. The cache's
@@ -15,13 +17,12 @@ func (c *Cache[T]) TxGet(tx *Tx, key string) (T, bool, error) {
 	path := c.k.Path(key)
 	if tx.attempt == 1 && c.running.Load() && c.isSynced() && !tx.touched(path) {
 		c.mu.RLock()
-		e, ok := c.items[key]
-		rev := c.rev
+		obj, modRev, ok, at := c.lookup(key)
 		c.mu.RUnlock()
-		tx.cacheRev = max(tx.cacheRev, rev)
+		tx.cacheRev = max(tx.cacheRev, at)
 		r := txRead{}
 		if ok {
-			r = txRead{modRev: e.modRev, obj: e.obj}
+			r = txRead{modRev: modRev, obj: obj}
 		}
 		tx.vals[path] = r
 		tx.guards[path] = r.modRev

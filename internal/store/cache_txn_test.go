@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,10 +103,13 @@ func TestCacheTxGet(t *testing.T) {
 		}
 		return nil
 	}
+	// The cache's copy is now the update's own write (v4), which it knows
+	// at once, though its watch is stuck; etcd has moved on to v5.
 	f.putFlavor(t, "v5")
-	if seen, err := update(wantV5); err != nil || len(seen) != 2 || seen[0] != "v3" || seen[1] != "v5" {
-		t.Fatalf("stale cache verdict: saw %v, %v; want [v3 v5] and no error", seen, err)
+	if seen, err := update(wantV5); err != nil || len(seen) != 2 || seen[0] != "v4" || seen[1] != "v5" {
+		t.Fatalf("stale cache verdict: saw %v, %v; want [v4 v5] and no error", seen, err)
 	}
+	f.putFlavor(t, "v5")
 	// A verdict that holds on etcd's values is returned.
 	if seen, err := update(func(string) error { return errors.New("no") }); err == nil || err.Error() != "no" || len(seen) != 2 {
 		t.Fatalf("verdict: saw %v, %v; want 2 runs and error no", seen, err)
@@ -207,5 +211,147 @@ func TestCacheTxGetRev(t *testing.T) {
 	}
 	if both < now {
 		t.Fatalf("Rev after a stale cached read and an etcd read = %d, want at least etcd's %d", both, now)
+	}
+}
+
+// A transaction's writes reach the caches as soon as it commits: back-to-back
+// updates, creates and deletes through a cache whose watch delivers nothing
+// each run once (a stale copy would fail the commit and run again reading
+// etcd), and see the previous one's write. The compare on the revision is
+// unchanged: a write of another process still fails the commit. When the
+// watch delivers the same writes later, the cache keeps the newest copy.
+func TestCacheTxGetSeesItsOwnWrites(t *testing.T) {
+	t.Parallel()
+	f := newTxFixture(t)
+	sc := newStuckCache(t, f)
+	if err := sc.c.WaitRev(f.ctx, mustRev(t, f)); err != nil {
+		t.Fatal(err)
+	}
+	// The watch applies the next change, then no more.
+	sc.stickAfter(mustRev(t, f))
+	f.putFlavor(t, "v1")
+	if err := sc.c.WaitRev(f.ctx, mustRev(t, f)); err != nil {
+		t.Fatal(err)
+	}
+	stuckAt := sc.c.Rev()
+
+	// run runs fn in a transaction and returns how many runs it took.
+	run := func(fn func(tx *store.Tx) error) (runs int, rev int64) {
+		t.Helper()
+		rev, err := f.s.Txn(f.ctx, func(tx *store.Tx) error {
+			runs++
+			return fn(tx)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runs, rev
+	}
+	var seen []string
+	setFlavor := func(flavor string) func(tx *store.Tx) error {
+		return func(tx *store.Tx) error {
+			c, ok, err := sc.c.TxGet(tx, f.key)
+			if err != nil || !ok {
+				return errors.Join(err, errors.New("cluster not found"))
+			}
+			seen = append(seen, c.GetFlavorName())
+			c.FlavorName = flavor
+			return f.k.TxPut(tx, c)
+		}
+	}
+	for i, flavor := range []string{"v2", "v3", "v4", "v5"} {
+		runs, _ := run(setFlavor(flavor))
+		if runs != 1 {
+			t.Fatalf("update %d ran %d times (saw %v), want once: the cache did not know the previous update", i, runs, seen)
+		}
+	}
+	if want := []string{"v1", "v2", "v3", "v4"}; !slices.Equal(seen, want) {
+		t.Fatalf("updates saw %v, want %v", seen, want)
+	}
+	if got, ok := sc.c.Get(f.key); !ok || got.GetFlavorName() != "v5" {
+		t.Fatalf("Get = %v, %v; want the last write (v5)", got, ok)
+	}
+	if sc.c.Rev() != stuckAt {
+		t.Fatalf("the cache's revision moved from %d to %d: its watch was to deliver nothing", stuckAt, sc.c.Rev())
+	}
+
+	// A delete, then a read that finds nothing, then a create: once each.
+	other := cluster("c9", "acme")
+	if runs, _ := run(func(tx *store.Tx) error { return f.k.TxPut(tx, other) }); runs != 1 {
+		t.Fatalf("create ran %d times", runs)
+	}
+	if runs, _ := run(func(tx *store.Tx) error {
+		if _, ok, err := sc.c.TxGet(tx, other.GetKeyString()); err != nil || !ok {
+			return errors.Join(err, errors.New("created cluster not found"))
+		}
+		f.k.TxDelete(tx, other.GetKeyString())
+		return nil
+	}); runs != 1 {
+		t.Fatalf("read and delete ran %d times", runs)
+	}
+	if runs, _ := run(func(tx *store.Tx) error {
+		if _, ok, err := sc.c.TxGet(tx, other.GetKeyString()); err != nil || ok {
+			return errors.Join(err, errors.New("deleted cluster found"))
+		}
+		return f.k.TxCreate(tx, other)
+	}); runs != 1 {
+		t.Fatalf("read of a deleted key and create ran %d times", runs)
+	}
+
+	// A write of another process (not through a transaction of this store)
+	// still fails the commit of a run that read the cache's copy.
+	f.putFlavor(t, "elsewhere")
+	seen = nil
+	if runs, _ := run(setFlavor("v6")); runs != 2 || seen[0] != "v5" || seen[1] != "elsewhere" {
+		t.Fatalf("after a write elsewhere: %d runs seeing %v, want 2 seeing [v5 elsewhere]", runs, seen)
+	}
+
+	// The watch delivers everything: the copy stays the newest.
+	sc.unstick()
+	if err := sc.c.WaitRev(f.ctx, mustRev(t, f)); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := sc.c.Get(f.key); !ok || got.GetFlavorName() != "v6" {
+		t.Fatalf("after the watch caught up: Get = %v, %v; want v6", got, ok)
+	}
+	if _, ok := sc.c.Get(other.GetKeyString()); !ok {
+		t.Fatalf("after the watch caught up: the re-created cluster is missing")
+	}
+	if n := sc.c.WrittenLen(); n != 0 {
+		t.Fatalf("the cache still holds %d writes its watch applied", n)
+	}
+}
+
+// A write recorded after a newer one of the same key (two transactions
+// that commit in one order and reach the cache in the other) does not
+// move the key back.
+func TestCacheWriteNeverMovesBack(t *testing.T) {
+	t.Parallel()
+	f := newTxFixture(t)
+	sc := newStuckCache(t, f)
+	if err := sc.c.WaitRev(f.ctx, mustRev(t, f)); err != nil {
+		t.Fatal(err)
+	}
+	sc.stickAfter(mustRev(t, f))
+	f.putFlavor(t, "v1")
+	if err := sc.c.WaitRev(f.ctx, mustRev(t, f)); err != nil {
+		t.Fatal(err)
+	}
+	rev := sc.c.Rev()
+	newer, older := f.c.Clone(), f.c.Clone()
+	newer.FlavorName, older.FlavorName = "newer", "older"
+	sc.c.Wrote(f.k.Path(f.key), false, newer, rev+10)
+	sc.c.Wrote(f.k.Path(f.key), false, older, rev+5)
+	if got, _ := sc.c.Get(f.key); got.GetFlavorName() != "newer" {
+		t.Fatalf("Get = %q, want the newer write", got.GetFlavorName())
+	}
+	sc.c.Wrote(f.k.Path(f.key), true, nil, rev+7)
+	if got, ok := sc.c.Get(f.key); !ok || got.GetFlavorName() != "newer" {
+		t.Fatalf("an older delete hid the newer write: %v, %v", got, ok)
+	}
+	// A write at or below what the watch applied is ignored.
+	sc.c.Wrote(f.k.Path("acme/other"), false, older, rev)
+	if _, ok := sc.c.Get("acme/other"); ok {
+		t.Fatalf("a write the watch applied already was recorded")
 	}
 }

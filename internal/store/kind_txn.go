@@ -62,7 +62,12 @@ func (k *Kind[T]) TxPutSized(tx *Tx, obj T) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	tx.Put(k.Path(KeyOf(obj)), val)
+	path := k.Path(KeyOf(obj))
+	w := &txWrite{val: val}
+	if tx.s.hasSink(k.prefix) {
+		w.obj = obj.Clone() // for the caches, once committed
+	}
+	tx.write(path, w)
 	return size, nil
 }
 

@@ -42,6 +42,11 @@ type Store struct {
 	// stores every value in clear.
 	env *atrest.Envelope
 
+	// sinks are the running caches, told of every committed write of a
+	// transaction (see cache_write.go).
+	sinkMu sync.RWMutex
+	sinks  []writeSink
+
 	mu        sync.Mutex
 	kinds     map[string]string // kind name -> full proto name
 	sensitive map[string]bool   // kind names whose values are sealed

@@ -67,6 +67,9 @@ type txWrite struct {
 	del  bool
 	val  string
 	opts []clientv3.OpOption
+	// obj, when set, is the object val encodes, for the running caches of
+	// its kind (see cache_write.go); a copy nothing else holds.
+	obj proto.Message
 }
 
 // KV is a key and value read through a Tx.
@@ -152,6 +155,9 @@ func (tx *Tx) commit() (rev int64, ok bool, err error) {
 		if err != nil {
 			return 0, false, commitErr(err)
 		}
+		if resp.Succeeded && len(ops) > 0 {
+			tx.writeThrough(resp.Header.Revision)
+		}
 		return resp.Header.Revision, resp.Succeeded, nil
 	}
 	// The compares of Require guard a nested transaction holding the read
@@ -168,7 +174,11 @@ func (tx *Tx) commit() (rev int64, ok bool, err error) {
 		return 0, false, &Error{Op: "txn", Err: ErrPrecondition}
 	}
 	nested := resp.Responses[0].GetResponseTxn()
-	return resp.Header.Revision, nested != nil && nested.Succeeded, nil
+	ok = nested != nil && nested.Succeeded
+	if ok && len(ops) > 0 {
+		tx.writeThrough(resp.Header.Revision)
+	}
+	return resp.Header.Revision, ok, nil
 }
 
 // Attempt is the number of the function's current run: 1 for the first.

@@ -57,6 +57,10 @@ type Options struct {
 	// they combine): etcdtest.Counter's, to count the requests and the
 	// watch events of the controller.
 	StoreDialOptions []grpc.DialOption
+	// StoreStreamInterceptor, when set, sees every stream (watches) of
+	// that same client (to delay what the controller's watches receive,
+	// for example).
+	StoreStreamInterceptor grpc.StreamClientInterceptor
 	// KeyProvider, when set, makes the store encrypt the secrets it holds
 	// with data keys it wraps, as controller.Run does with its key file.
 	KeyProvider atrest.KeyProvider
@@ -125,10 +129,13 @@ func Start(t testing.TB, opts Options) *Env {
 			cli = e.Etcd.Client()
 		}
 	})
-	if opts.StoreInterceptor != nil || len(opts.StoreDialOptions) > 0 {
+	if opts.StoreInterceptor != nil || opts.StoreStreamInterceptor != nil || len(opts.StoreDialOptions) > 0 {
 		dopts := append([]grpc.DialOption(nil), opts.StoreDialOptions...)
 		if opts.StoreInterceptor != nil {
 			dopts = append(dopts, grpc.WithChainUnaryInterceptor(opts.StoreInterceptor))
+		}
+		if opts.StoreStreamInterceptor != nil {
+			dopts = append(dopts, grpc.WithChainStreamInterceptor(opts.StoreStreamInterceptor))
 		}
 		var err error
 		// Its connection's goroutines are etcd's, as the shared client's.

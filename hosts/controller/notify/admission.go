@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/edgekit/edgekit/internal/notify"
@@ -45,9 +46,45 @@ func newAdmission(concurrent, maxWait int) *admission {
 // the slot was held; a busy status (notify.BusyError) when too many wait
 // already, or ctx's cause when ctx ends first.
 func (a *admission) acquire(ctx context.Context) (func(), error) {
+	sl, err := a.acquireSlot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sl.release, nil
+}
+
+// slot is a slot taken (see acquireSlot).
+type slot struct {
+	a     *admission
+	start atomic.Int64 // unix nanoseconds: the time held is counted from then
+	once  sync.Once
+}
+
+// restartClock counts the time the slot is held from now: what came
+// before (waiting for the controller's watch of the region to load after
+// a restart, a wait shared by every sync of that moment) is not the pace
+// of a sync, and counted in it would make the hints given meanwhile far
+// longer than the backlog takes once the watch runs.
+func (sl *slot) restartClock() { sl.start.Store(time.Now().UnixNano()) }
+
+// release gives the slot back and takes the time it was held; calling it
+// more than once releases once.
+func (sl *slot) release() {
+	sl.once.Do(func() {
+		held := time.Duration(time.Now().UnixNano() - sl.start.Load())
+		a := sl.a
+		a.mu.Lock()
+		a.avg = (4*a.avg + held) / 5
+		a.mu.Unlock()
+		<-a.slots
+	})
+}
+
+// acquireSlot is acquire, returning the slot.
+func (a *admission) acquireSlot(ctx context.Context) (*slot, error) {
 	select {
 	case a.slots <- struct{}{}:
-		return a.releaser(), nil
+		return a.newSlot(), nil
 	default:
 	}
 	a.mu.Lock()
@@ -66,26 +103,17 @@ func (a *admission) acquire(ctx context.Context) (func(), error) {
 	}()
 	select {
 	case a.slots <- struct{}{}:
-		return a.releaser(), nil
+		return a.newSlot(), nil
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
 }
 
-// releaser returns the release of a slot just taken; calling it more than
-// once releases once.
-func (a *admission) releaser() func() {
-	start := time.Now()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			held := time.Since(start)
-			a.mu.Lock()
-			a.avg = (4*a.avg + held) / 5
-			a.mu.Unlock()
-			<-a.slots
-		})
-	}
+// newSlot returns a slot just taken.
+func (a *admission) newSlot() *slot {
+	sl := &slot{a: a}
+	sl.restartClock()
+	return sl
 }
 
 // hintLocked is how long a CRM turned away now should wait: the time the

@@ -76,3 +76,33 @@ func TestAdmissionBoundsSyncsAndTurnsAwayWithGrowingHints(t *testing.T) {
 	}
 	r()
 }
+
+// The time a slot is held counts from its last restartClock: a sync that
+// waited long for the hub before it read anything does not make the
+// average, and the hints given to the CRMs turned away, grow by that wait.
+func TestAdmissionCountsTheHeldTimeFromRestartClock(t *testing.T) {
+	t.Parallel()
+	avgAfter := func(restart bool) time.Duration {
+		a := newAdmission(1, 0)
+		sl, err := a.acquireSlot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// As if the slot had been taken a minute ago, and its session had
+		// waited for the hub all that time.
+		sl.start.Store(time.Now().Add(-time.Minute).UnixNano())
+		if restart {
+			sl.restartClock()
+		}
+		sl.release()
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.avg
+	}
+	if got := avgAfter(false); got < 10*time.Second {
+		t.Fatalf("average after a slot held a minute = %v, want it to count the minute", got)
+	}
+	if got := avgAfter(true); got > 10*time.Second {
+		t.Fatalf("average after a slot whose clock restarted = %v, want the minute before the restart left out", got)
+	}
+}

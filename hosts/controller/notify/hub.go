@@ -171,6 +171,7 @@ func (h *hub) load() (int64, error) {
 			d.route.keys(pl, d.name, key, obj, false, kv.CreateRevision, kv.ModRevision)
 		}
 	}
+	pl.sort()
 	h.mu.Lock()
 	h.pl, h.rev, h.clean = pl, rev, rev
 	h.mu.Unlock()
@@ -322,14 +323,14 @@ func (h *hub) resumeView(ck string, from int64, keysAtFrom []string) resumeView 
 	for qk := range h.pl.on[ck] {
 		v.on = append(v.on, qk)
 	}
-	for qk, p := range h.pl.byKey {
-		if p.create <= from {
-			v.kept++
-		}
-		if p.mod > from && !p.on(ck) {
+	// What was created or changed since from, not every object.
+	v.kept = int64(len(h.pl.byKey))
+	h.pl.since(h.pl.creates, from, func(p placed, rev int64) bool { return p.create == rev }, func(string, placed) { v.kept-- })
+	h.pl.since(h.pl.mods, from, func(p placed, rev int64) bool { return p.mod == rev }, func(qk string, p placed) {
+		if !p.on(ck) {
 			v.changed = append(v.changed, qk)
 		}
-	}
+	})
 	for _, qk := range keysAtFrom {
 		if p, ok := h.pl.byKey[qk]; !ok || p.create > from {
 			v.gone = append(v.gone, qk)

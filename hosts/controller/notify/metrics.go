@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"errors"
+
 	"github.com/edgekit/edgekit/internal/notify"
 	notifyv1 "github.com/edgekit/edgekit/proto/edgekit/notify/v1"
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,12 +36,46 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.sessions, m.refused, m.updates, m.reports, m.queueFull, m.syncSeconds} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	// A server started again in the same process on the same registerer
+	// (a controller restarted in place, as controllertest.Env.Restart
+	// does) counts on with the collectors registered before, instead of
+	// failing to start.
+	var err error
+	if m.sessions, err = register(reg, m.sessions); err != nil {
+		return nil, err
+	}
+	if m.refused, err = register(reg, m.refused); err != nil {
+		return nil, err
+	}
+	if m.updates, err = register(reg, m.updates); err != nil {
+		return nil, err
+	}
+	if m.reports, err = register(reg, m.reports); err != nil {
+		return nil, err
+	}
+	if m.queueFull, err = register(reg, m.queueFull); err != nil {
+		return nil, err
+	}
+	if m.syncSeconds, err = register(reg, m.syncSeconds); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// register registers c with reg and returns it, or returns the collector
+// of the same description registered already (of the same type).
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	err := reg.Register(c)
+	if err == nil {
+		return c, nil
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+	}
+	return c, err
 }
 
 // sent counts a sent message.

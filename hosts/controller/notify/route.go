@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -29,6 +30,19 @@ func sessionRoutes(cloudlet *edgeproto.CloudletKey) []string {
 type placements struct {
 	byKey map[string]placed              // queue key -> where it is
 	on    map[string]map[string]struct{} // cloudlet key string -> queue keys on it
+	// creates and mods list the objects by create and by mod revision,
+	// in revision order (once sorted after a load: see sort), so that a
+	// resumed sync finds what was created or changed since its revision
+	// in the time of what did, not of every object of the region. An
+	// entry is current while the object's revision is still the entry's;
+	// the others are skipped, and dropped when they outnumber the objects.
+	creates, mods []revKey
+}
+
+// revKey is an entry of placements.creates or placements.mods.
+type revKey struct {
+	rev int64
+	qk  string
 }
 
 // placed is where one object is and its revisions.
@@ -46,14 +60,24 @@ func newPlacements() *placements {
 
 // set records the object of queue key qk as placed p.
 func (pl *placements) set(qk string, p placed) {
-	if old, ok := pl.byKey[qk]; ok {
+	old, ok := pl.byKey[qk]
+	if ok {
 		for _, ck := range old.cloudlets {
 			if !p.on(ck) {
 				pl.unindex(qk, ck)
 			}
 		}
 	}
+	if !ok || old.create != p.create {
+		pl.creates = append(pl.creates, revKey{p.create, qk})
+	}
+	if !ok || old.mod != p.mod {
+		pl.mods = append(pl.mods, revKey{p.mod, qk})
+	}
 	pl.byKey[qk] = p
+	if len(pl.creates)+len(pl.mods) > 4*len(pl.byKey)+1024 {
+		pl.compact()
+	}
 	for _, ck := range p.cloudlets {
 		set := pl.on[ck]
 		if set == nil {
@@ -71,6 +95,39 @@ func (pl *placements) drop(qk string) {
 			pl.unindex(qk, ck)
 		}
 		delete(pl.byKey, qk)
+	}
+}
+
+// sort puts creates and mods in revision order (set appends in the
+// order it is called: revision order for the hub's changes, key order for
+// a load).
+func (pl *placements) sort() {
+	byRev := func(a, b revKey) int { return cmp.Compare(a.rev, b.rev) }
+	slices.SortFunc(pl.creates, byRev)
+	slices.SortFunc(pl.mods, byRev)
+}
+
+// compact drops the entries of creates and mods that are no longer
+// current.
+func (pl *placements) compact() {
+	pl.creates = slices.DeleteFunc(pl.creates, func(e revKey) bool {
+		p, ok := pl.byKey[e.qk]
+		return !ok || p.create != e.rev
+	})
+	pl.mods = slices.DeleteFunc(pl.mods, func(e revKey) bool {
+		p, ok := pl.byKey[e.qk]
+		return !ok || p.mod != e.rev
+	})
+}
+
+// since calls fn with the current entries of log (creates or mods,
+// sorted) past revision from; current says whether an entry is.
+func (pl *placements) since(log []revKey, from int64, current func(p placed, rev int64) bool, fn func(qk string, p placed)) {
+	i, _ := slices.BinarySearchFunc(log, from+1, func(e revKey, rev int64) int { return cmp.Compare(e.rev, rev) })
+	for _, e := range log[i:] {
+		if p, ok := pl.byKey[e.qk]; ok && current(p, e.rev) {
+			fn(e.qk, p)
+		}
 	}
 }
 

@@ -33,8 +33,8 @@ const (
 	DefaultHelloTimeout      = 10 * time.Second
 	DefaultMaxQueue          = 1 << 17
 	DefaultReportWorkers     = 8
-	DefaultMaxSyncs          = 8
-	DefaultMaxWaitingSyncs   = 64
+	DefaultMaxSyncs          = 16
+	DefaultMaxWaitingSyncs   = 256
 )
 
 // Sentinel errors a Backend wraps.

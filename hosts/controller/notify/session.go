@@ -58,7 +58,7 @@ var (
 // run serves the session until it ends and returns why it ended.
 func (s *session) run() error {
 	start := time.Now()
-	release, err := s.srv.adm.acquire(s.ctx)
+	sl, err := s.srv.adm.acquireSlot(s.ctx)
 	if err != nil {
 		if s.ctx.Err() != nil {
 			return s.reason()
@@ -66,14 +66,15 @@ func (s *session) run() error {
 		s.srv.metrics.refused.WithLabelValues("busy").Inc()
 		return err
 	}
-	s.endSync = release
-	defer release()
+	s.endSync = sl.release
+	defer sl.release()
 	// Joined first, so that every change after the hub's revision reaches
 	// the session; those the initial sync already holds are skipped.
 	h, err := s.srv.join(s)
 	if err != nil {
 		return err
 	}
+	sl.restartClock() // the hub's start is not the sync's pace
 	s.hub = h
 	defer s.srv.leave(h, s)
 	rev, n, resumed, err := s.initialSync()
