@@ -9,26 +9,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cat >"$tmp/timer.sh" <<'SH'
-#!/usr/bin/env bash
-# toolexec: time the compile of packages under example.com/cost/.
-tool=$1; shift
-pkg=""; out=""
-prev=""
-for a in "$@"; do
-	[[ $prev == -p ]] && pkg=$a
-	[[ $prev == -o ]] && out=$a
-	prev=$a
-done
-if [[ $(basename "$tool") == compile && $pkg == example.com/cost/* ]]; then
-	TIMEFORMAT="%U %S"
-	{ time "$tool" "$@" ; } 2>"$COST_DIR/$(basename "$pkg").time"
-	stat -c %s "$out" >"$COST_DIR/$(basename "$pkg").size"
-else
-	exec "$tool" "$@"
-fi
-SH
-chmod +x "$tmp/timer.sh"
 mkdir -p "$tmp/mod/cost"
 printf 'module example.com\n\ngo 1.26\n\nrequire (\n\tgithub.com/edgekit/edgekit v0.0.0\n\tgithub.com/planetscale/vtprotobuf v0.6.0\n\tgoogle.golang.org/protobuf v1.36.12\n)\n\nreplace github.com/edgekit/edgekit => %s\n' "$root" >"$tmp/mod/go.mod"
 cp "$root/go.sum" "$tmp/mod/go.sum"
@@ -52,7 +32,7 @@ for d in "$tmp/mod/cost"/*/; do
 done
 mkdir -p "$tmp/cost"
 export COST_DIR="$tmp/cost"
-(cd "$tmp/mod" && GOFLAGS=-mod=mod GOPROXY=off go build -toolexec "$tmp/timer.sh" ./cost/...)
+(cd "$tmp/mod" && GOFLAGS=-mod=mod GOPROXY=off go build -toolexec "$root/internal/testpb/scale/compiletimer.sh" ./cost/...)
 printf '%-18s %12s %12s\n' package "compile CPU" archive
 for p in edgeproto fluidos; do
 	for v in go edgekit vtproto; do

@@ -26,26 +26,6 @@ buf=$root/bin/buf
 [[ -x $buf ]] || buf=$(command -v buf) || { echo "featurecost.sh: no buf: run make tools" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cat >"$tmp/timer.sh" <<'SH'
-#!/usr/bin/env bash
-# toolexec: time the compile of packages under example.com/cost/.
-tool=$1; shift
-pkg=""; out=""
-prev=""
-for a in "$@"; do
-	[[ $prev == -p ]] && pkg=$a
-	[[ $prev == -o ]] && out=$a
-	prev=$a
-done
-if [[ $(basename "$tool") == compile && $pkg == example.com/cost/* ]]; then
-	TIMEFORMAT="%U %S"
-	{ time "$tool" "$@" ; } 2>"$COST_DIR/$(basename "$pkg").time"
-	stat -c %s "$out" >"$COST_DIR/$(basename "$pkg").size"
-else
-	exec "$tool" "$@"
-fi
-SH
-chmod +x "$tmp/timer.sh"
 (cd "$root" && go build -o "$tmp/protoc-gen-go-edgekit" ./cmd/protoc-gen-go-edgekit)
 mkdir -p "$tmp/mod/cost" "$tmp/cost"
 printf 'module example.com\n\ngo 1.26\n\nrequire (\n\tgithub.com/edgekit/edgekit v0.0.0\n\tgoogle.golang.org/protobuf v1.36.12\n)\n\nreplace github.com/edgekit/edgekit => %s\n' "$root" >"$tmp/mod/go.mod"
@@ -82,7 +62,7 @@ for r in $(seq "$rounds"); do
 		pkg=$(sed -n 's/^package \([a-z0-9_]*\).*/\1/p' "$d"/*.pb.go | head -1)
 		echo "package $pkg // $(date +%s%N)" >"$d/nonce.go"
 	done
-	(cd "$tmp/mod" && GOFLAGS=-mod=mod GOPROXY=off go build -p 1 -toolexec "$tmp/timer.sh" ./cost/...)
+	(cd "$tmp/mod" && GOFLAGS=-mod=mod GOPROXY=off go build -p 1 -toolexec "$root/internal/testpb/scale/compiletimer.sh" ./cost/...)
 	for p in edgeproto fluidos; do
 		for l in "${labels[@]}"; do
 			read -r u s <"$tmp/cost/$p-$l.time"
