@@ -1,16 +1,13 @@
 package ccrm_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,9 +17,9 @@ import (
 	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"github.com/edgekit/edgekit/internal/store"
+	"github.com/edgekit/edgekit/internal/testenv/cpuprof"
 	"github.com/edgekit/edgekit/internal/testenv/etcdtest"
 	"github.com/edgekit/edgekit/platforms/fake"
-	"github.com/google/pprof/profile"
 )
 
 // BenchmarkReplicas measures the throughput of 1, 2 and 4 replica
@@ -33,7 +30,7 @@ import (
 // the CPU time spent per cluster by the replicas and by this process
 // (process-cpu-ms: the controller, its etcd, the platform server and this
 // driver), and, from a CPU profile of this process over the same time
-// (see componentProfile), by each of those parts: controller-cpu-ms is
+// (see package cpuprof), by each of those parts: controller-cpu-ms is
 // the controller's share. The platform server keeps its reservations in an
 // etcd of its own (platform-etcd-cpu-ms), so that the controller's etcd
 // (etcd-cpu-ms) serves only the region. It also reports the etcd requests
@@ -71,9 +68,9 @@ func BenchmarkReplicas(b *testing.B) {
 					}
 				}
 			}()
-			cpu0, self0 := replicasCPU(b, ps), selfCPU()
+			cpu0, self0 := replicasCPU(b, ps), cpuprof.SelfCPU()
 			counts0 := etcdCountsOf(b, ctlEtcd, platEtcd, &driverEvents)
-			prof := startComponentProfile()
+			prof := cpuprof.Start()
 			b.ResetTimer()
 			start := time.Now()
 			sem := make(chan struct{}, 16)
@@ -97,8 +94,16 @@ func BenchmarkReplicas(b *testing.B) {
 			}
 			took := time.Since(start)
 			b.StopTimer()
-			cpu, self := replicasCPU(b, ps)-cpu0, selfCPU()-self0
-			byComponent := prof.stop(b)
+			cpu, self := replicasCPU(b, ps)-cpu0, cpuprof.SelfCPU()-self0
+			profFile := ""
+			if dir := os.Getenv(ccrmtest.EnvCPUProfileDir); dir != "" {
+				// Beside the replicas' profiles: this process's, by component.
+				profFile = filepath.Join(dir, "benchmark.pprof")
+			}
+			byComponent, err := prof.Stop(controllertest.ComponentLabel, profFile)
+			if err != nil {
+				b.Fatal(err)
+			}
 			counts := etcdCountsOf(b, ctlEtcd, platEtcd, &driverEvents).sub(counts0)
 			perCluster := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 			b.ReportMetric(float64(b.N)/took.Seconds(), "clusters/s")
@@ -169,64 +174,6 @@ func (c etcdCounts) report(b *testing.B) {
 		b.N, c.controller, c.replicas, c.driverEvents, c.platform, c.server)
 }
 
-// componentProfile is a CPU profile of this process that tells the parts
-// of the region apart by their profiler label (controllertest.ComponentLabel).
-type componentProfile struct {
-	buf bytes.Buffer
-	on  bool
-}
-
-// startComponentProfile starts profiling this process, unless a profile
-// runs already (-test.cpuprofile): then stop reports nothing.
-func startComponentProfile() *componentProfile {
-	p := &componentProfile{}
-	p.on = pprof.StartCPUProfile(&p.buf) == nil
-	return p
-}
-
-// stop ends the profile and returns the CPU time of its samples by
-// component: controllertest.ComponentController (the controller's API,
-// handlers, caches and watches), controllertest.ComponentEtcd (etcd and its
-// clients' connection goroutines), ccrmtest.ComponentPlatform (the platform
-// server) and "" for the rest (this benchmark's driver and watch, and the
-// runtime's background work: garbage collection that no goroutine paid
-// for as an assist, the scheduler). Sampled at 100 Hz: a run of a few
-// seconds gives figures to a few percent.
-func (p *componentProfile) stop(b *testing.B) map[string]time.Duration {
-	if !p.on {
-		return nil
-	}
-	pprof.StopCPUProfile()
-	if dir := os.Getenv(ccrmtest.EnvCPUProfileDir); dir != "" {
-		// Beside the replicas' profiles: this process's, by component.
-		if err := os.WriteFile(filepath.Join(dir, "benchmark.pprof"), p.buf.Bytes(), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	prof, err := profile.Parse(&p.buf)
-	if err != nil {
-		b.Fatalf("parse the CPU profile: %v", err)
-	}
-	idx := -1
-	for i, st := range prof.SampleType {
-		if st.Type == "cpu" && st.Unit == "nanoseconds" {
-			idx = i
-		}
-	}
-	if idx < 0 {
-		b.Fatalf("the CPU profile has no cpu/nanoseconds sample type: %v", prof.SampleType)
-	}
-	out := map[string]time.Duration{}
-	for _, s := range prof.Sample {
-		c := ""
-		if v := s.Label[controllertest.ComponentLabel]; len(v) > 0 {
-			c = v[0]
-		}
-		out[c] += time.Duration(s.Value[idx])
-	}
-	return out
-}
-
 // replicasCPU is the CPU time the replica processes have used so far.
 func replicasCPU(b *testing.B, ps []*ccrmtest.Process) time.Duration {
 	var sum time.Duration
@@ -238,15 +185,6 @@ func replicasCPU(b *testing.B, ps []*ccrmtest.Process) time.Duration {
 		sum += d
 	}
 	return sum
-}
-
-// selfCPU is the CPU time this process has used so far.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkTakeover measures how long after a replica holding a claim is
