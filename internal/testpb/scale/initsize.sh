@@ -7,6 +7,8 @@
 # links text/template (through golang.org/x/net/trace), whose reflective
 # method calls make the linker keep every exported method of every type a
 # program converts to an interface, generated message methods included.
+# And the pair with the gRPC files built with -tags grpcnotrace, gRPC's
+# documented way to leave golang.org/x/net/trace out of a binary.
 #   internal/testpb/scale/initsize.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -45,8 +47,11 @@ func main() {
 }
 GO
 	(cd "$tmp" && GOFLAGS=-mod=mod GOPROXY=off go build -o "$tmp/$v.bin" "./$v/main")
+	if [[ $v != *-nogrpc ]]; then
+		(cd "$tmp" && GOFLAGS=-mod=mod GOPROXY=off go build -tags grpcnotrace -o "$tmp/$v-grpcnotrace.bin" "./$v/main")
+	fi
 done
-for s in "" -nogrpc; do
+for s in "" -nogrpc -grpcnotrace; do
 	go=$(stat -c %s "$tmp/go$s.bin")
 	ek=$(stat -c %s "$tmp/edgekit$s.bin")
 	printf 'binary%s: protoc-gen-go alone %d B, with edgekit files %d B (%+.1f%%)\n' "$s" "$go" "$ek" "$(echo "($ek - $go) * 100 / $go" | bc -l)"
