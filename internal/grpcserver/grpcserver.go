@@ -73,12 +73,26 @@ func Recover(log *slog.Logger) (grpc.UnaryServerInterceptor, grpc.StreamServerIn
 	return unary, stream
 }
 
+// StreamWorkers is the number of goroutines a server built with
+// ServerOptions keeps to run its handlers. Without them gRPC starts a
+// goroutine per request, whose stack grows again, by copying, on every
+// request that goes deeper than a new goroutine's stack (a handler's chain
+// of interceptors, a store transaction and an etcd call do): a worker keeps
+// its grown stack from request to request. A request that finds every
+// worker busy (long-lived streams hold theirs) gets a goroutine of its own,
+// as without workers.
+const StreamWorkers = 32
+
 // ServerOptions are the options a server needs for Registrar's handling
 // of undecodable requests: a codec (the standard proto codec) that lets
 // the services registered through Registrar answer a decoding failure
-// themselves. Without it gRPC answers Internal, before a handler can.
+// themselves. Without it gRPC answers Internal, before a handler can. They
+// also run the handlers on StreamWorkers workers.
 func ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.ForceServerCodecV2(codec{base: encoding.GetCodecV2(protoenc.Name)})}
+	return []grpc.ServerOption{
+		grpc.ForceServerCodecV2(codec{base: encoding.GetCodecV2(protoenc.Name)}),
+		grpc.NumStreamWorkers(StreamWorkers),
+	}
 }
 
 // Registrar returns a registrar that registers services on s so that a

@@ -101,8 +101,9 @@ type Env struct {
 // ComponentEtcd for the etcd members and the goroutines of their clients
 // (the controller's etcd requests are encoded and decoded on the caller's
 // goroutine; the client's connection readers and keep-alives run under
-// this label), ComponentController for everything the controller's Serve
-// starts (the gRPC API and its handlers, the caches, their watches).
+// this label), ComponentController for everything the controller's New
+// and Serve start (the gRPC API and its handlers, the caches, their
+// watches).
 const (
 	ComponentLabel      = "component"
 	ComponentEtcd       = "etcd"
@@ -194,8 +195,14 @@ func Start(t testing.TB, opts Options) *Env {
 // store, serving on lis until e.stop.
 func (e *Env) serve(lis net.Listener) {
 	t, opts := e.t, e.opts
-	c, err := controller.New(controller.Config{Store: e.Store, Tokens: e.tokens, Logger: opts.Logger, StopTimeout: 5 * time.Second,
-		SelfAuthenticated: []string{notify.ConnectMethod}, ServerOptions: opts.ServerOptions})
+	var c *controller.Controller
+	var err error
+	// The goroutines New starts (the gRPC server's workers, which run the
+	// handlers) are the controller's, as those of Serve.
+	pprof.Do(context.Background(), pprof.Labels(ComponentLabel, ComponentController), func(context.Context) {
+		c, err = controller.New(controller.Config{Store: e.Store, Tokens: e.tokens, Logger: opts.Logger, StopTimeout: 5 * time.Second,
+			SelfAuthenticated: []string{notify.ConnectMethod}, ServerOptions: opts.ServerOptions})
+	})
 	if err != nil {
 		_ = lis.Close()
 		t.Fatal(err)
