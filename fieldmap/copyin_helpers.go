@@ -297,16 +297,18 @@ func equalMessageMap[K comparable, P proto.Message](a, b map[K]P) bool {
 }
 
 // equalMessageElem is EqualElem with Equal: a nil message equals an empty
-// one, as in a list element or a map value. (P is not comparable: nil is
-// found as the message that is not valid.)
+// one, as in a list element or a map value.
 func equalMessageElem[P proto.Message](a, b P) bool {
-	av, bv := a.ProtoReflect().IsValid(), b.ProtoReflect().IsValid()
+	// P is not comparable (that would give each message type a shape of
+	// its own); as interfaces, a nil *T equals the zero P.
+	var none P
+	an, bn := any(a) == any(none), any(b) == any(none)
 	switch {
-	case !av && !bv:
+	case an && bn:
 		return true
-	case !av:
+	case an:
 		a = emptyOf(b)
-	case !bv:
+	case bn:
 		b = emptyOf(a)
 	}
 	return Equal(a, b)
