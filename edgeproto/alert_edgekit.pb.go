@@ -220,9 +220,7 @@ func (m *AlertKey) copyInAt(src *AlertKey, fm *fieldmap.FieldMap, at int, win fi
 		src = new(AlertKey)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.CloudletKey.Equal(src.CloudletKey) {
-			m.CloudletKey, n = src.CloudletKey.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey, (*CloudletKey).Equal, (*CloudletKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
 		if m.CloudletKey == nil {
 			m.CloudletKey, n = new(CloudletKey), n+1
@@ -252,9 +250,7 @@ func (m *Alert) copyInAt(src *Alert, fm *fieldmap.FieldMap, at int, win fieldmap
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key, n = src.Key.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key, (*AlertKey).Equal, (*AlertKey).Clone)
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(AlertKey), n+1
@@ -276,15 +272,9 @@ func (m *Alert) copyInAt(src *Alert, fm *fieldmap.FieldMap, at int, win fieldmap
 		case 11:
 			n += fieldmap.Set(&m.Description, src.Description)
 		case 12:
-			if !fieldmap.EqualTimestamp(m.ActiveAt, src.ActiveAt) {
-				m.ActiveAt = fieldmap.Clone(src.ActiveAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.ActiveAt, src.ActiveAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 13:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		}
 	}
 	return n

@@ -189,9 +189,7 @@ func (m *ShowAlertsRequest) copyInAt(src *ShowAlertsRequest, fm *fieldmap.FieldM
 		src = new(ShowAlertsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*Alert).Equal, (*Alert).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(Alert), n+1
@@ -215,9 +213,7 @@ func (m *ShowAlertsResponse) copyInAt(src *ShowAlertsResponse, fm *fieldmap.Fiel
 		src = new(ShowAlertsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Alert.Equal(src.Alert) {
-			m.Alert, n = src.Alert.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Alert, src.Alert, (*Alert).Equal, (*Alert).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Alert != nil || src.Alert != nil) {
 		if m.Alert == nil {
 			m.Alert, n = new(Alert), n+1

@@ -133,9 +133,7 @@ func (m *Progress) copyInAt(src *Progress, fm *fieldmap.FieldMap, at int, win fi
 		n += fieldmap.CopyList(fm.ListActionAt(at+2), &m.Errors, src.Errors)
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status, n = src.Status.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Status, src.Status, (*StatusInfo).Equal, (*StatusInfo).Clone)
 	} else if win.Below&(1<<3) != 0 && (m.Status != nil || src.Status != nil) {
 		if m.Status == nil {
 			m.Status, n = new(StatusInfo), n+1

@@ -624,9 +624,7 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key, n = src.Key.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key, (*AppKey).Equal, (*AppKey).Clone)
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(AppKey), n+1
@@ -666,15 +664,9 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		case 36:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+36), &m.Annotations, src.Annotations)
 		case 37:
-			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 38:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 39:
 			n += fieldmap.Set(&m.AccessType, src.AccessType)
 		}

@@ -656,9 +656,7 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key, n = src.Key.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key, (*AppInstKey).Equal, (*AppInstKey).Clone)
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(AppInstKey), n+1
@@ -667,9 +665,7 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				if !m.AppKey.Equal(src.AppKey) {
-					m.AppKey, n = src.AppKey.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.AppKey, src.AppKey, (*AppKey).Equal, (*AppKey).Clone)
 			} else if m.AppKey != nil || src.AppKey != nil {
 				if m.AppKey == nil {
 					m.AppKey, n = new(AppKey), n+1
@@ -678,9 +674,7 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 			}
 		case 7:
 			if win.Cover&(1<<7) != 0 {
-				if !m.ClusterKey.Equal(src.ClusterKey) {
-					m.ClusterKey, n = src.ClusterKey.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.ClusterKey, src.ClusterKey, (*ClusterKey).Equal, (*ClusterKey).Clone)
 			} else if m.ClusterKey != nil || src.ClusterKey != nil {
 				if m.ClusterKey == nil {
 					m.ClusterKey, n = new(ClusterKey), n+1
@@ -689,9 +683,7 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !m.CloudletKey.Equal(src.CloudletKey) {
-					m.CloudletKey, n = src.CloudletKey.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey, (*CloudletKey).Equal, (*CloudletKey).Clone)
 			} else if m.CloudletKey != nil || src.CloudletKey != nil {
 				if m.CloudletKey == nil {
 					m.CloudletKey, n = new(CloudletKey), n+1
@@ -714,9 +706,7 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 27:
 			if win.Cover&(1<<27) != 0 {
-				if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
-					m.RuntimeInfo, n = src.RuntimeInfo.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo, (*AppInstRuntime).Equal, (*AppInstRuntime).Clone)
 			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
 				if m.RuntimeInfo == nil {
 					m.RuntimeInfo, n = new(AppInstRuntime), n+1
@@ -726,15 +716,9 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 		case 37:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+37), &m.Annotations, src.Annotations)
 		case 38:
-			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 39:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 40:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
@@ -759,9 +743,7 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key, n = src.Key.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key, (*AppInstKey).Equal, (*AppInstKey).Clone)
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(AppInstKey), n+1
@@ -776,9 +758,7 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status, n = src.Status.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status, (*StatusInfo).Equal, (*StatusInfo).Clone)
 			} else if m.Status != nil || src.Status != nil {
 				if m.Status == nil {
 					m.Status, n = new(StatusInfo), n+1
@@ -789,9 +769,7 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
-				if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
-					m.RuntimeInfo, n = src.RuntimeInfo.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo, (*AppInstRuntime).Equal, (*AppInstRuntime).Clone)
 			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
 				if m.RuntimeInfo == nil {
 					m.RuntimeInfo, n = new(AppInstRuntime), n+1
@@ -801,10 +779,7 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 		case 24:
 			n += fieldmap.Set(&m.Uri, src.Uri)
 		case 25:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 26:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}

@@ -1245,9 +1245,7 @@ func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.
 		src = new(CreateAppInstRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.AppInst.Equal(src.AppInst) {
-			m.AppInst, n = src.AppInst.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.AppInst, src.AppInst, (*AppInst).Equal, (*AppInst).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.AppInst != nil || src.AppInst != nil) {
 		if m.AppInst == nil {
 			m.AppInst, n = new(AppInst), n+1
@@ -1274,9 +1272,7 @@ func (m *CreateAppInstResponse) copyInAt(src *CreateAppInstResponse, fm *fieldma
 		src = new(CreateAppInstResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress, n = src.Progress.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress, (*Progress).Equal, (*Progress).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
 		if m.Progress == nil {
 			m.Progress, n = new(Progress), n+1
@@ -1300,9 +1296,7 @@ func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.
 		src = new(UpdateAppInstRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.AppInst.Equal(src.AppInst) {
-			m.AppInst, n = src.AppInst.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.AppInst, src.AppInst, (*AppInst).Equal, (*AppInst).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.AppInst != nil || src.AppInst != nil) {
 		if m.AppInst == nil {
 			m.AppInst, n = new(AppInst), n+1
@@ -1332,9 +1326,7 @@ func (m *UpdateAppInstResponse) copyInAt(src *UpdateAppInstResponse, fm *fieldma
 		src = new(UpdateAppInstResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress, n = src.Progress.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress, (*Progress).Equal, (*Progress).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
 		if m.Progress == nil {
 			m.Progress, n = new(Progress), n+1
@@ -1358,9 +1350,7 @@ func (m *DeleteAppInstRequest) copyInAt(src *DeleteAppInstRequest, fm *fieldmap.
 		src = new(DeleteAppInstRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*AppInstKey).Equal, (*AppInstKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(AppInstKey), n+1
@@ -1390,9 +1380,7 @@ func (m *DeleteAppInstResponse) copyInAt(src *DeleteAppInstResponse, fm *fieldma
 		src = new(DeleteAppInstResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress, n = src.Progress.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress, (*Progress).Equal, (*Progress).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
 		if m.Progress == nil {
 			m.Progress, n = new(Progress), n+1
@@ -1416,9 +1404,7 @@ func (m *ShowAppInstsRequest) copyInAt(src *ShowAppInstsRequest, fm *fieldmap.Fi
 		src = new(ShowAppInstsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*AppInst).Equal, (*AppInst).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(AppInst), n+1
@@ -1442,9 +1428,7 @@ func (m *ShowAppInstsResponse) copyInAt(src *ShowAppInstsResponse, fm *fieldmap.
 		src = new(ShowAppInstsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.AppInst.Equal(src.AppInst) {
-			m.AppInst, n = src.AppInst.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.AppInst, src.AppInst, (*AppInst).Equal, (*AppInst).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.AppInst != nil || src.AppInst != nil) {
 		if m.AppInst == nil {
 			m.AppInst, n = new(AppInst), n+1
@@ -1468,9 +1452,7 @@ func (m *ShowAppInstInfosRequest) copyInAt(src *ShowAppInstInfosRequest, fm *fie
 		src = new(ShowAppInstInfosRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*AppInstInfo).Equal, (*AppInstInfo).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(AppInstInfo), n+1
@@ -1494,9 +1476,7 @@ func (m *ShowAppInstInfosResponse) copyInAt(src *ShowAppInstInfosResponse, fm *f
 		src = new(ShowAppInstInfosResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.AppInstInfo.Equal(src.AppInstInfo) {
-			m.AppInstInfo, n = src.AppInstInfo.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.AppInstInfo, src.AppInstInfo, (*AppInstInfo).Equal, (*AppInstInfo).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.AppInstInfo != nil || src.AppInstInfo != nil) {
 		if m.AppInstInfo == nil {
 			m.AppInstInfo, n = new(AppInstInfo), n+1
@@ -1520,9 +1500,7 @@ func (m *WatchAppInstInfosRequest) copyInAt(src *WatchAppInstInfosRequest, fm *f
 		src = new(WatchAppInstInfosRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*AppInstInfo).Equal, (*AppInstInfo).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(AppInstInfo), n+1
@@ -1549,9 +1527,7 @@ func (m *WatchAppInstInfosResponse) copyInAt(src *WatchAppInstInfosResponse, fm 
 		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.AppInstInfo.Equal(src.AppInstInfo) {
-			m.AppInstInfo, n = src.AppInstInfo.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.AppInstInfo, src.AppInstInfo, (*AppInstInfo).Equal, (*AppInstInfo).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.AppInstInfo != nil || src.AppInstInfo != nil) {
 		if m.AppInstInfo == nil {
 			m.AppInstInfo, n = new(AppInstInfo), n+1

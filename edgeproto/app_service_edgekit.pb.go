@@ -1003,9 +1003,7 @@ func (m *CreateAppRequest) copyInAt(src *CreateAppRequest, fm *fieldmap.FieldMap
 		src = new(CreateAppRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App, n = src.App.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.App, src.App, (*App).Equal, (*App).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
 		if m.App == nil {
 			m.App, n = new(App), n+1
@@ -1029,9 +1027,7 @@ func (m *CreateAppResponse) copyInAt(src *CreateAppResponse, fm *fieldmap.FieldM
 		src = new(CreateAppResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App, n = src.App.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.App, src.App, (*App).Equal, (*App).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
 		if m.App == nil {
 			m.App, n = new(App), n+1
@@ -1055,9 +1051,7 @@ func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap
 		src = new(UpdateAppRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App, n = src.App.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.App, src.App, (*App).Equal, (*App).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
 		if m.App == nil {
 			m.App, n = new(App), n+1
@@ -1084,9 +1078,7 @@ func (m *UpdateAppResponse) copyInAt(src *UpdateAppResponse, fm *fieldmap.FieldM
 		src = new(UpdateAppResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App, n = src.App.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.App, src.App, (*App).Equal, (*App).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
 		if m.App == nil {
 			m.App, n = new(App), n+1
@@ -1110,9 +1102,7 @@ func (m *DeleteAppRequest) copyInAt(src *DeleteAppRequest, fm *fieldmap.FieldMap
 		src = new(DeleteAppRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*AppKey).Equal, (*AppKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(AppKey), n+1
@@ -1149,9 +1139,7 @@ func (m *ShowAppsRequest) copyInAt(src *ShowAppsRequest, fm *fieldmap.FieldMap, 
 		src = new(ShowAppsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*App).Equal, (*App).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(App), n+1
@@ -1175,9 +1163,7 @@ func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap
 		src = new(ShowAppsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App, n = src.App.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.App, src.App, (*App).Equal, (*App).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
 		if m.App == nil {
 			m.App, n = new(App), n+1
@@ -1201,9 +1187,7 @@ func (m *RefreshAppInstsRequest) copyInAt(src *RefreshAppInstsRequest, fm *field
 		src = new(RefreshAppInstsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*AppKey).Equal, (*AppKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(AppKey), n+1
@@ -1230,9 +1214,7 @@ func (m *RefreshAppInstsResponse) copyInAt(src *RefreshAppInstsResponse, fm *fie
 		src = new(RefreshAppInstsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress, n = src.Progress.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress, (*Progress).Equal, (*Progress).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
 		if m.Progress == nil {
 			m.Progress, n = new(Progress), n+1
@@ -1240,9 +1222,7 @@ func (m *RefreshAppInstsResponse) copyInAt(src *RefreshAppInstsResponse, fm *fie
 		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<12) != 0 {
-		if !m.AppInstKey.Equal(src.AppInstKey) {
-			m.AppInstKey, n = src.AppInstKey.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.AppInstKey, src.AppInstKey, (*AppInstKey).Equal, (*AppInstKey).Clone)
 	} else if win.Below&(1<<12) != 0 && (m.AppInstKey != nil || src.AppInstKey != nil) {
 		if m.AppInstKey == nil {
 			m.AppInstKey, n = new(AppInstKey), n+1

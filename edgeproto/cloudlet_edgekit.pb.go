@@ -779,9 +779,7 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key, n = src.Key.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key, (*CloudletKey).Equal, (*CloudletKey).Clone)
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(CloudletKey), n+1
@@ -796,9 +794,7 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 			n += fieldmap.Set(&m.PlatformType, src.PlatformType)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !m.Location.Equal(src.Location) {
-					m.Location, n = src.Location.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Location, src.Location, (*Location).Equal, (*Location).Clone)
 			} else if m.Location != nil || src.Location != nil {
 				if m.Location == nil {
 					m.Location, n = new(Location), n+1
@@ -815,9 +811,7 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 			n += fieldmap.CopyMap(fm.ListActionAt(at+15), &m.EnvVars, src.EnvVars)
 		case 16:
 			if win.Cover&(1<<16) != 0 {
-				if !m.Config.Equal(src.Config) {
-					m.Config, n = src.Config.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Config, src.Config, (*PlatformConfig).Equal, (*PlatformConfig).Clone)
 			} else if m.Config != nil || src.Config != nil {
 				if m.Config == nil {
 					m.Config, n = new(PlatformConfig), n+1
@@ -843,15 +837,9 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 		case 33:
 			n += fieldmap.Set(&m.NumDynamicIps, src.NumDynamicIps)
 		case 34:
-			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 35:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 36:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
@@ -876,9 +864,7 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key, n = src.Key.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key, (*CloudletKey).Equal, (*CloudletKey).Clone)
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(CloudletKey), n+1
@@ -905,9 +891,7 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status, n = src.Status.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status, (*StatusInfo).Equal, (*StatusInfo).Clone)
 			} else if m.Status != nil || src.Status != nil {
 				if m.Status == nil {
 					m.Status, n = new(StatusInfo), n+1
@@ -916,9 +900,7 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				if !m.ResourcesSnapshot.Equal(src.ResourcesSnapshot) {
-					m.ResourcesSnapshot, n = src.ResourcesSnapshot.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.ResourcesSnapshot, src.ResourcesSnapshot, (*InfraResourcesSnapshot).Equal, (*InfraResourcesSnapshot).Clone)
 			} else if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
 				if m.ResourcesSnapshot == nil {
 					m.ResourcesSnapshot, n = new(InfraResourcesSnapshot), n+1
@@ -934,10 +916,7 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 		case 49:
 			n += fieldmap.Set(&m.ActiveCrmInstance, src.ActiveCrmInstance)
 		case 50:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 51:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}

@@ -117,9 +117,7 @@ func (m *CloudletPool) copyInAt(src *CloudletPool, fm *fieldmap.FieldMap, at int
 		src = new(CloudletPool)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*CloudletPoolKey).Equal, (*CloudletPoolKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(CloudletPoolKey), n+1
@@ -132,13 +130,11 @@ func (m *CloudletPool) copyInAt(src *CloudletPool, fm *fieldmap.FieldMap, at int
 	if (win.Cover|win.Below)&(1<<4) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.DeveloperOrganizations, src.DeveloperOrganizations)
 	}
-	if win.Cover&(1<<5) != 0 && !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
+	if win.Cover&(1<<5) != 0 {
+		n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
-	if win.Cover&(1<<6) != 0 && !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
+	if win.Cover&(1<<6) != 0 {
+		n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
 	return n
 }

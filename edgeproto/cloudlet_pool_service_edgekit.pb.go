@@ -555,9 +555,7 @@ func (m *CreateCloudletPoolRequest) copyInAt(src *CreateCloudletPoolRequest, fm 
 		src = new(CreateCloudletPoolRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.CloudletPool.Equal(src.CloudletPool) {
-			m.CloudletPool, n = src.CloudletPool.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.CloudletPool, src.CloudletPool, (*CloudletPool).Equal, (*CloudletPool).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.CloudletPool != nil || src.CloudletPool != nil) {
 		if m.CloudletPool == nil {
 			m.CloudletPool, n = new(CloudletPool), n+1
@@ -581,9 +579,7 @@ func (m *CreateCloudletPoolResponse) copyInAt(src *CreateCloudletPoolResponse, f
 		src = new(CreateCloudletPoolResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.CloudletPool.Equal(src.CloudletPool) {
-			m.CloudletPool, n = src.CloudletPool.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.CloudletPool, src.CloudletPool, (*CloudletPool).Equal, (*CloudletPool).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.CloudletPool != nil || src.CloudletPool != nil) {
 		if m.CloudletPool == nil {
 			m.CloudletPool, n = new(CloudletPool), n+1
@@ -607,9 +603,7 @@ func (m *UpdateCloudletPoolRequest) copyInAt(src *UpdateCloudletPoolRequest, fm 
 		src = new(UpdateCloudletPoolRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.CloudletPool.Equal(src.CloudletPool) {
-			m.CloudletPool, n = src.CloudletPool.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.CloudletPool, src.CloudletPool, (*CloudletPool).Equal, (*CloudletPool).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.CloudletPool != nil || src.CloudletPool != nil) {
 		if m.CloudletPool == nil {
 			m.CloudletPool, n = new(CloudletPool), n+1
@@ -636,9 +630,7 @@ func (m *UpdateCloudletPoolResponse) copyInAt(src *UpdateCloudletPoolResponse, f
 		src = new(UpdateCloudletPoolResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.CloudletPool.Equal(src.CloudletPool) {
-			m.CloudletPool, n = src.CloudletPool.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.CloudletPool, src.CloudletPool, (*CloudletPool).Equal, (*CloudletPool).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.CloudletPool != nil || src.CloudletPool != nil) {
 		if m.CloudletPool == nil {
 			m.CloudletPool, n = new(CloudletPool), n+1
@@ -662,9 +654,7 @@ func (m *DeleteCloudletPoolRequest) copyInAt(src *DeleteCloudletPoolRequest, fm 
 		src = new(DeleteCloudletPoolRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*CloudletPoolKey).Equal, (*CloudletPoolKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(CloudletPoolKey), n+1
@@ -701,9 +691,7 @@ func (m *ShowCloudletPoolsRequest) copyInAt(src *ShowCloudletPoolsRequest, fm *f
 		src = new(ShowCloudletPoolsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*CloudletPool).Equal, (*CloudletPool).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(CloudletPool), n+1
@@ -727,9 +715,7 @@ func (m *ShowCloudletPoolsResponse) copyInAt(src *ShowCloudletPoolsResponse, fm 
 		src = new(ShowCloudletPoolsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.CloudletPool.Equal(src.CloudletPool) {
-			m.CloudletPool, n = src.CloudletPool.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.CloudletPool, src.CloudletPool, (*CloudletPool).Equal, (*CloudletPool).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.CloudletPool != nil || src.CloudletPool != nil) {
 		if m.CloudletPool == nil {
 			m.CloudletPool, n = new(CloudletPool), n+1

@@ -1521,9 +1521,7 @@ func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldma
 		src = new(CreateCloudletRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Cloudlet.Equal(src.Cloudlet) {
-			m.Cloudlet, n = src.Cloudlet.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Cloudlet, src.Cloudlet, (*Cloudlet).Equal, (*Cloudlet).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Cloudlet != nil || src.Cloudlet != nil) {
 		if m.Cloudlet == nil {
 			m.Cloudlet, n = new(Cloudlet), n+1
@@ -1550,9 +1548,7 @@ func (m *CreateCloudletResponse) copyInAt(src *CreateCloudletResponse, fm *field
 		src = new(CreateCloudletResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress, n = src.Progress.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress, (*Progress).Equal, (*Progress).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
 		if m.Progress == nil {
 			m.Progress, n = new(Progress), n+1
@@ -1579,9 +1575,7 @@ func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldma
 		src = new(UpdateCloudletRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Cloudlet.Equal(src.Cloudlet) {
-			m.Cloudlet, n = src.Cloudlet.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Cloudlet, src.Cloudlet, (*Cloudlet).Equal, (*Cloudlet).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Cloudlet != nil || src.Cloudlet != nil) {
 		if m.Cloudlet == nil {
 			m.Cloudlet, n = new(Cloudlet), n+1
@@ -1611,9 +1605,7 @@ func (m *UpdateCloudletResponse) copyInAt(src *UpdateCloudletResponse, fm *field
 		src = new(UpdateCloudletResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress, n = src.Progress.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress, (*Progress).Equal, (*Progress).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
 		if m.Progress == nil {
 			m.Progress, n = new(Progress), n+1
@@ -1637,9 +1629,7 @@ func (m *DeleteCloudletRequest) copyInAt(src *DeleteCloudletRequest, fm *fieldma
 		src = new(DeleteCloudletRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*CloudletKey).Equal, (*CloudletKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(CloudletKey), n+1
@@ -1669,9 +1659,7 @@ func (m *DeleteCloudletResponse) copyInAt(src *DeleteCloudletResponse, fm *field
 		src = new(DeleteCloudletResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress, n = src.Progress.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress, (*Progress).Equal, (*Progress).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
 		if m.Progress == nil {
 			m.Progress, n = new(Progress), n+1
@@ -1695,9 +1683,7 @@ func (m *ShowCloudletsRequest) copyInAt(src *ShowCloudletsRequest, fm *fieldmap.
 		src = new(ShowCloudletsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*Cloudlet).Equal, (*Cloudlet).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(Cloudlet), n+1
@@ -1721,9 +1707,7 @@ func (m *ShowCloudletsResponse) copyInAt(src *ShowCloudletsResponse, fm *fieldma
 		src = new(ShowCloudletsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Cloudlet.Equal(src.Cloudlet) {
-			m.Cloudlet, n = src.Cloudlet.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Cloudlet, src.Cloudlet, (*Cloudlet).Equal, (*Cloudlet).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Cloudlet != nil || src.Cloudlet != nil) {
 		if m.Cloudlet == nil {
 			m.Cloudlet, n = new(Cloudlet), n+1
@@ -1747,9 +1731,7 @@ func (m *ShowCloudletInfosRequest) copyInAt(src *ShowCloudletInfosRequest, fm *f
 		src = new(ShowCloudletInfosRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*CloudletInfo).Equal, (*CloudletInfo).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(CloudletInfo), n+1
@@ -1773,9 +1755,7 @@ func (m *ShowCloudletInfosResponse) copyInAt(src *ShowCloudletInfosResponse, fm 
 		src = new(ShowCloudletInfosResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.CloudletInfo.Equal(src.CloudletInfo) {
-			m.CloudletInfo, n = src.CloudletInfo.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.CloudletInfo, src.CloudletInfo, (*CloudletInfo).Equal, (*CloudletInfo).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.CloudletInfo != nil || src.CloudletInfo != nil) {
 		if m.CloudletInfo == nil {
 			m.CloudletInfo, n = new(CloudletInfo), n+1
@@ -1799,9 +1779,7 @@ func (m *WatchCloudletInfosRequest) copyInAt(src *WatchCloudletInfosRequest, fm 
 		src = new(WatchCloudletInfosRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*CloudletInfo).Equal, (*CloudletInfo).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(CloudletInfo), n+1
@@ -1828,9 +1806,7 @@ func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, f
 		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.CloudletInfo.Equal(src.CloudletInfo) {
-			m.CloudletInfo, n = src.CloudletInfo.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.CloudletInfo, src.CloudletInfo, (*CloudletInfo).Equal, (*CloudletInfo).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.CloudletInfo != nil || src.CloudletInfo != nil) {
 		if m.CloudletInfo == nil {
 			m.CloudletInfo, n = new(CloudletInfo), n+1
@@ -1854,9 +1830,7 @@ func (m *RotateCloudletAccessKeyRequest) copyInAt(src *RotateCloudletAccessKeyRe
 		src = new(RotateCloudletAccessKeyRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*CloudletKey).Equal, (*CloudletKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(CloudletKey), n+1

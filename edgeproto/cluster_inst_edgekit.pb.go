@@ -508,9 +508,7 @@ func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int, win fi
 		m.NumNodes, n = src.NumNodes, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.NodeResources.Equal(src.NodeResources) {
-			m.NodeResources, n = src.NodeResources.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.NodeResources, src.NodeResources, (*NodeResources).Equal, (*NodeResources).Clone)
 	} else if win.Below&(1<<2) != 0 && (m.NodeResources != nil || src.NodeResources != nil) {
 		if m.NodeResources == nil {
 			m.NodeResources, n = new(NodeResources), n+1
@@ -540,9 +538,7 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key, n = src.Key.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key, (*ClusterKey).Equal, (*ClusterKey).Clone)
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(ClusterKey), n+1
@@ -551,9 +547,7 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				if !m.CloudletKey.Equal(src.CloudletKey) {
-					m.CloudletKey, n = src.CloudletKey.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey, (*CloudletKey).Equal, (*CloudletKey).Clone)
 			} else if m.CloudletKey != nil || src.CloudletKey != nil {
 				if m.CloudletKey == nil {
 					m.CloudletKey, n = new(CloudletKey), n+1
@@ -578,9 +572,7 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.KubernetesVersion, src.KubernetesVersion)
 		case 23:
 			if win.Cover&(1<<23) != 0 {
-				if !m.Resources.Equal(src.Resources) {
-					m.Resources, n = src.Resources.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Resources, src.Resources, (*InfraResources).Equal, (*InfraResources).Clone)
 			} else if m.Resources != nil || src.Resources != nil {
 				if m.Resources == nil {
 					m.Resources, n = new(InfraResources), n+1
@@ -596,15 +588,9 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 		case 41:
 			n += fieldmap.Set(&m.MultiTenant, src.MultiTenant)
 		case 42:
-			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 43:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 44:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
@@ -629,9 +615,7 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key, n = src.Key.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key, (*ClusterKey).Equal, (*ClusterKey).Clone)
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(ClusterKey), n+1
@@ -646,9 +630,7 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status, n = src.Status.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status, (*StatusInfo).Equal, (*StatusInfo).Clone)
 			} else if m.Status != nil || src.Status != nil {
 				if m.Status == nil {
 					m.Status, n = new(StatusInfo), n+1
@@ -657,9 +639,7 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 			}
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				if !m.Resources.Equal(src.Resources) {
-					m.Resources, n = src.Resources.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Resources, src.Resources, (*InfraResources).Equal, (*InfraResources).Clone)
 			} else if m.Resources != nil || src.Resources != nil {
 				if m.Resources == nil {
 					m.Resources, n = new(InfraResources), n+1
@@ -669,10 +649,7 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 		case 28:
 			n += fieldmap.Set(&m.Kubeconfig, src.Kubeconfig)
 		case 29:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 30:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}

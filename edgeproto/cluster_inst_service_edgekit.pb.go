@@ -1255,9 +1255,7 @@ func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *f
 		src = new(CreateClusterInstRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.ClusterInst.Equal(src.ClusterInst) {
-			m.ClusterInst, n = src.ClusterInst.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.ClusterInst, src.ClusterInst, (*ClusterInst).Equal, (*ClusterInst).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.ClusterInst != nil || src.ClusterInst != nil) {
 		if m.ClusterInst == nil {
 			m.ClusterInst, n = new(ClusterInst), n+1
@@ -1284,9 +1282,7 @@ func (m *CreateClusterInstResponse) copyInAt(src *CreateClusterInstResponse, fm 
 		src = new(CreateClusterInstResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress, n = src.Progress.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress, (*Progress).Equal, (*Progress).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
 		if m.Progress == nil {
 			m.Progress, n = new(Progress), n+1
@@ -1310,9 +1306,7 @@ func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *f
 		src = new(UpdateClusterInstRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.ClusterInst.Equal(src.ClusterInst) {
-			m.ClusterInst, n = src.ClusterInst.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.ClusterInst, src.ClusterInst, (*ClusterInst).Equal, (*ClusterInst).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.ClusterInst != nil || src.ClusterInst != nil) {
 		if m.ClusterInst == nil {
 			m.ClusterInst, n = new(ClusterInst), n+1
@@ -1342,9 +1336,7 @@ func (m *UpdateClusterInstResponse) copyInAt(src *UpdateClusterInstResponse, fm 
 		src = new(UpdateClusterInstResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress, n = src.Progress.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress, (*Progress).Equal, (*Progress).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
 		if m.Progress == nil {
 			m.Progress, n = new(Progress), n+1
@@ -1368,9 +1360,7 @@ func (m *DeleteClusterInstRequest) copyInAt(src *DeleteClusterInstRequest, fm *f
 		src = new(DeleteClusterInstRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*ClusterKey).Equal, (*ClusterKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(ClusterKey), n+1
@@ -1400,9 +1390,7 @@ func (m *DeleteClusterInstResponse) copyInAt(src *DeleteClusterInstResponse, fm 
 		src = new(DeleteClusterInstResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress, n = src.Progress.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress, (*Progress).Equal, (*Progress).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
 		if m.Progress == nil {
 			m.Progress, n = new(Progress), n+1
@@ -1426,9 +1414,7 @@ func (m *ShowClusterInstsRequest) copyInAt(src *ShowClusterInstsRequest, fm *fie
 		src = new(ShowClusterInstsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*ClusterInst).Equal, (*ClusterInst).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(ClusterInst), n+1
@@ -1452,9 +1438,7 @@ func (m *ShowClusterInstsResponse) copyInAt(src *ShowClusterInstsResponse, fm *f
 		src = new(ShowClusterInstsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.ClusterInst.Equal(src.ClusterInst) {
-			m.ClusterInst, n = src.ClusterInst.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.ClusterInst, src.ClusterInst, (*ClusterInst).Equal, (*ClusterInst).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.ClusterInst != nil || src.ClusterInst != nil) {
 		if m.ClusterInst == nil {
 			m.ClusterInst, n = new(ClusterInst), n+1
@@ -1478,9 +1462,7 @@ func (m *ShowClusterInstInfosRequest) copyInAt(src *ShowClusterInstInfosRequest,
 		src = new(ShowClusterInstInfosRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*ClusterInstInfo).Equal, (*ClusterInstInfo).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(ClusterInstInfo), n+1
@@ -1504,9 +1486,7 @@ func (m *ShowClusterInstInfosResponse) copyInAt(src *ShowClusterInstInfosRespons
 		src = new(ShowClusterInstInfosResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
-			m.ClusterInstInfo, n = src.ClusterInstInfo.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.ClusterInstInfo, src.ClusterInstInfo, (*ClusterInstInfo).Equal, (*ClusterInstInfo).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.ClusterInstInfo != nil || src.ClusterInstInfo != nil) {
 		if m.ClusterInstInfo == nil {
 			m.ClusterInstInfo, n = new(ClusterInstInfo), n+1
@@ -1530,9 +1510,7 @@ func (m *WatchClusterInstInfosRequest) copyInAt(src *WatchClusterInstInfosReques
 		src = new(WatchClusterInstInfosRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*ClusterInstInfo).Equal, (*ClusterInstInfo).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(ClusterInstInfo), n+1
@@ -1559,9 +1537,7 @@ func (m *WatchClusterInstInfosResponse) copyInAt(src *WatchClusterInstInfosRespo
 		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
-			m.ClusterInstInfo, n = src.ClusterInstInfo.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.ClusterInstInfo, src.ClusterInstInfo, (*ClusterInstInfo).Equal, (*ClusterInstInfo).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.ClusterInstInfo != nil || src.ClusterInstInfo != nil) {
 		if m.ClusterInstInfo == nil {
 			m.ClusterInstInfo, n = new(ClusterInstInfo), n+1

@@ -537,9 +537,7 @@ func (m *CreateFlavorRequest) copyInAt(src *CreateFlavorRequest, fm *fieldmap.Fi
 		src = new(CreateFlavorRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor, n = src.Flavor.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor, (*Flavor).Equal, (*Flavor).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
 		if m.Flavor == nil {
 			m.Flavor, n = new(Flavor), n+1
@@ -563,9 +561,7 @@ func (m *CreateFlavorResponse) copyInAt(src *CreateFlavorResponse, fm *fieldmap.
 		src = new(CreateFlavorResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor, n = src.Flavor.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor, (*Flavor).Equal, (*Flavor).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
 		if m.Flavor == nil {
 			m.Flavor, n = new(Flavor), n+1
@@ -589,9 +585,7 @@ func (m *UpdateFlavorRequest) copyInAt(src *UpdateFlavorRequest, fm *fieldmap.Fi
 		src = new(UpdateFlavorRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor, n = src.Flavor.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor, (*Flavor).Equal, (*Flavor).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
 		if m.Flavor == nil {
 			m.Flavor, n = new(Flavor), n+1
@@ -618,9 +612,7 @@ func (m *UpdateFlavorResponse) copyInAt(src *UpdateFlavorResponse, fm *fieldmap.
 		src = new(UpdateFlavorResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor, n = src.Flavor.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor, (*Flavor).Equal, (*Flavor).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
 		if m.Flavor == nil {
 			m.Flavor, n = new(Flavor), n+1
@@ -644,9 +636,7 @@ func (m *DeleteFlavorRequest) copyInAt(src *DeleteFlavorRequest, fm *fieldmap.Fi
 		src = new(DeleteFlavorRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*FlavorKey).Equal, (*FlavorKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(FlavorKey), n+1
@@ -683,9 +673,7 @@ func (m *ShowFlavorsRequest) copyInAt(src *ShowFlavorsRequest, fm *fieldmap.Fiel
 		src = new(ShowFlavorsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*Flavor).Equal, (*Flavor).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(Flavor), n+1
@@ -709,9 +697,7 @@ func (m *ShowFlavorsResponse) copyInAt(src *ShowFlavorsResponse, fm *fieldmap.Fi
 		src = new(ShowFlavorsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor, n = src.Flavor.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor, (*Flavor).Equal, (*Flavor).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
 		if m.Flavor == nil {
 			m.Flavor, n = new(Flavor), n+1

@@ -708,9 +708,7 @@ func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fie
 		src = new(TrustPolicyExceptionKey)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.AppKey.Equal(src.AppKey) {
-			m.AppKey, n = src.AppKey.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.AppKey, src.AppKey, (*AppKey).Equal, (*AppKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.AppKey != nil || src.AppKey != nil) {
 		if m.AppKey == nil {
 			m.AppKey, n = new(AppKey), n+1
@@ -718,9 +716,7 @@ func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fie
 		n += m.AppKey.copyInAt(src.AppKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.CloudletPoolKey.Equal(src.CloudletPoolKey) {
-			m.CloudletPoolKey, n = src.CloudletPoolKey.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.CloudletPoolKey, src.CloudletPoolKey, (*CloudletPoolKey).Equal, (*CloudletPoolKey).Clone)
 	} else if win.Below&(1<<4) != 0 && (m.CloudletPoolKey != nil || src.CloudletPoolKey != nil) {
 		if m.CloudletPoolKey == nil {
 			m.CloudletPoolKey, n = new(CloudletPoolKey), n+1

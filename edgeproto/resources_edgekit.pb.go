@@ -910,9 +910,8 @@ func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *field
 	if (win.Cover|win.Below)&(1<<11) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+11), &m.VmAppInsts, src.VmAppInsts)
 	}
-	if win.Cover&(1<<14) != 0 && !fieldmap.EqualTimestamp(m.TakenAt, src.TakenAt) {
-		m.TakenAt = fieldmap.Clone(src.TakenAt)
-		n++
+	if win.Cover&(1<<14) != 0 {
+		n += fieldmap.CopyMessage(&m.TakenAt, src.TakenAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
 	return n
 }

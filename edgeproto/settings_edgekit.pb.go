@@ -179,65 +179,29 @@ func (m *Settings) copyInAt(src *Settings, fm *fieldmap.FieldMap, at int, win fi
 	for x := win.Cover & 0x3fff; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if !fieldmap.EqualDuration(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
-				m.CreateClusterInstTimeout = fieldmap.Clone(src.CreateClusterInstTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreateClusterInstTimeout, src.CreateClusterInstTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 1:
-			if !fieldmap.EqualDuration(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
-				m.UpdateClusterInstTimeout = fieldmap.Clone(src.UpdateClusterInstTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 2:
-			if !fieldmap.EqualDuration(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
-				m.DeleteClusterInstTimeout = fieldmap.Clone(src.DeleteClusterInstTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 3:
-			if !fieldmap.EqualDuration(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
-				m.CreateAppInstTimeout = fieldmap.Clone(src.CreateAppInstTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreateAppInstTimeout, src.CreateAppInstTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 4:
-			if !fieldmap.EqualDuration(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
-				m.UpdateAppInstTimeout = fieldmap.Clone(src.UpdateAppInstTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdateAppInstTimeout, src.UpdateAppInstTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 5:
-			if !fieldmap.EqualDuration(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
-				m.DeleteAppInstTimeout = fieldmap.Clone(src.DeleteAppInstTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.DeleteAppInstTimeout, src.DeleteAppInstTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 6:
-			if !fieldmap.EqualDuration(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
-				m.CreateCloudletTimeout = fieldmap.Clone(src.CreateCloudletTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreateCloudletTimeout, src.CreateCloudletTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 7:
-			if !fieldmap.EqualDuration(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
-				m.UpdateCloudletTimeout = fieldmap.Clone(src.UpdateCloudletTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdateCloudletTimeout, src.UpdateCloudletTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 8:
-			if !fieldmap.EqualDuration(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
-				m.CloudletInfoPushInterval = fieldmap.Clone(src.CloudletInfoPushInterval)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CloudletInfoPushInterval, src.CloudletInfoPushInterval, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 9:
-			if !fieldmap.EqualDuration(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
-				m.ResourceSnapshotInterval = fieldmap.Clone(src.ResourceSnapshotInterval)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.ResourceSnapshotInterval, src.ResourceSnapshotInterval, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 10:
-			if !fieldmap.EqualDuration(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
-				m.CloudletMaintenanceTimeout = fieldmap.Clone(src.CloudletMaintenanceTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 11:
-			if !fieldmap.EqualDuration(m.CrmConnectTimeout, src.CrmConnectTimeout) {
-				m.CrmConnectTimeout = fieldmap.Clone(src.CrmConnectTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CrmConnectTimeout, src.CrmConnectTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 12:
 			n += fieldmap.Set(&m.MaxTrackedDmeClients, src.MaxTrackedDmeClients)
 		case 13:

@@ -455,9 +455,7 @@ func (m *UpdateSettingsRequest) copyInAt(src *UpdateSettingsRequest, fm *fieldma
 		src = new(UpdateSettingsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Settings.Equal(src.Settings) {
-			m.Settings, n = src.Settings.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Settings, src.Settings, (*Settings).Equal, (*Settings).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
 		if m.Settings == nil {
 			m.Settings, n = new(Settings), n+1
@@ -484,9 +482,7 @@ func (m *UpdateSettingsResponse) copyInAt(src *UpdateSettingsResponse, fm *field
 		src = new(UpdateSettingsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Settings.Equal(src.Settings) {
-			m.Settings, n = src.Settings.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Settings, src.Settings, (*Settings).Equal, (*Settings).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
 		if m.Settings == nil {
 			m.Settings, n = new(Settings), n+1
@@ -523,9 +519,7 @@ func (m *ResetSettingsResponse) copyInAt(src *ResetSettingsResponse, fm *fieldma
 		src = new(ResetSettingsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Settings.Equal(src.Settings) {
-			m.Settings, n = src.Settings.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Settings, src.Settings, (*Settings).Equal, (*Settings).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
 		if m.Settings == nil {
 			m.Settings, n = new(Settings), n+1
@@ -562,9 +556,7 @@ func (m *ShowSettingsResponse) copyInAt(src *ShowSettingsResponse, fm *fieldmap.
 		src = new(ShowSettingsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Settings.Equal(src.Settings) {
-			m.Settings, n = src.Settings.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Settings, src.Settings, (*Settings).Equal, (*Settings).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
 		if m.Settings == nil {
 			m.Settings, n = new(Settings), n+1

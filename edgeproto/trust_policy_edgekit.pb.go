@@ -464,9 +464,7 @@ func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int, 
 		src = new(TrustPolicy)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*TrustPolicyKey).Equal, (*TrustPolicyKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(TrustPolicyKey), n+1
@@ -493,9 +491,7 @@ func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstanc
 		src = new(TrustPolicyExceptionInstance)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.AppInstKey.Equal(src.AppInstKey) {
-			m.AppInstKey, n = src.AppInstKey.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.AppInstKey, src.AppInstKey, (*AppInstKey).Equal, (*AppInstKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.AppInstKey != nil || src.AppInstKey != nil) {
 		if m.AppInstKey == nil {
 			m.AppInstKey, n = new(AppInstKey), n+1
@@ -503,9 +499,7 @@ func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstanc
 		n += m.AppInstKey.copyInAt(src.AppInstKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.CloudletKey.Equal(src.CloudletKey) {
-			m.CloudletKey, n = src.CloudletKey.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey, (*CloudletKey).Equal, (*CloudletKey).Clone)
 	} else if win.Below&(1<<3) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
 		if m.CloudletKey == nil {
 			m.CloudletKey, n = new(CloudletKey), n+1
@@ -519,9 +513,7 @@ func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstanc
 		n += fieldmap.CopyList(fm.ListActionAt(at+7), &m.Errors, src.Errors)
 	}
 	if win.Cover&(1<<8) != 0 {
-		if !m.ClusterKey.Equal(src.ClusterKey) {
-			m.ClusterKey, n = src.ClusterKey.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.ClusterKey, src.ClusterKey, (*ClusterKey).Equal, (*ClusterKey).Clone)
 	} else if win.Below&(1<<8) != 0 && (m.ClusterKey != nil || src.ClusterKey != nil) {
 		if m.ClusterKey == nil {
 			m.ClusterKey, n = new(ClusterKey), n+1
@@ -545,9 +537,7 @@ func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.
 		src = new(TrustPolicyException)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*TrustPolicyExceptionKey).Equal, (*TrustPolicyExceptionKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(TrustPolicyExceptionKey), n+1

@@ -715,9 +715,7 @@ func (m *CreateTrustPolicyExceptionRequest) copyInAt(src *CreateTrustPolicyExcep
 		src = new(CreateTrustPolicyExceptionRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException, n = src.TrustPolicyException.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException, (*TrustPolicyException).Equal, (*TrustPolicyException).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
 		if m.TrustPolicyException == nil {
 			m.TrustPolicyException, n = new(TrustPolicyException), n+1
@@ -741,9 +739,7 @@ func (m *CreateTrustPolicyExceptionResponse) copyInAt(src *CreateTrustPolicyExce
 		src = new(CreateTrustPolicyExceptionResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException, n = src.TrustPolicyException.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException, (*TrustPolicyException).Equal, (*TrustPolicyException).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
 		if m.TrustPolicyException == nil {
 			m.TrustPolicyException, n = new(TrustPolicyException), n+1
@@ -767,9 +763,7 @@ func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExcep
 		src = new(UpdateTrustPolicyExceptionRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException, n = src.TrustPolicyException.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException, (*TrustPolicyException).Equal, (*TrustPolicyException).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
 		if m.TrustPolicyException == nil {
 			m.TrustPolicyException, n = new(TrustPolicyException), n+1
@@ -796,9 +790,7 @@ func (m *UpdateTrustPolicyExceptionResponse) copyInAt(src *UpdateTrustPolicyExce
 		src = new(UpdateTrustPolicyExceptionResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException, n = src.TrustPolicyException.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException, (*TrustPolicyException).Equal, (*TrustPolicyException).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
 		if m.TrustPolicyException == nil {
 			m.TrustPolicyException, n = new(TrustPolicyException), n+1
@@ -822,9 +814,7 @@ func (m *DeleteTrustPolicyExceptionRequest) copyInAt(src *DeleteTrustPolicyExcep
 		src = new(DeleteTrustPolicyExceptionRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*TrustPolicyExceptionKey).Equal, (*TrustPolicyExceptionKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(TrustPolicyExceptionKey), n+1
@@ -861,9 +851,7 @@ func (m *ShowTrustPolicyExceptionsRequest) copyInAt(src *ShowTrustPolicyExceptio
 		src = new(ShowTrustPolicyExceptionsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*TrustPolicyException).Equal, (*TrustPolicyException).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(TrustPolicyException), n+1
@@ -887,9 +875,7 @@ func (m *ShowTrustPolicyExceptionsResponse) copyInAt(src *ShowTrustPolicyExcepti
 		src = new(ShowTrustPolicyExceptionsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException, n = src.TrustPolicyException.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException, (*TrustPolicyException).Equal, (*TrustPolicyException).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
 		if m.TrustPolicyException == nil {
 			m.TrustPolicyException, n = new(TrustPolicyException), n+1

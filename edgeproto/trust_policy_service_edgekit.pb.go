@@ -543,9 +543,7 @@ func (m *CreateTrustPolicyRequest) copyInAt(src *CreateTrustPolicyRequest, fm *f
 		src = new(CreateTrustPolicyRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy, n = src.TrustPolicy.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy, (*TrustPolicy).Equal, (*TrustPolicy).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
 		if m.TrustPolicy == nil {
 			m.TrustPolicy, n = new(TrustPolicy), n+1
@@ -569,9 +567,7 @@ func (m *CreateTrustPolicyResponse) copyInAt(src *CreateTrustPolicyResponse, fm 
 		src = new(CreateTrustPolicyResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy, n = src.TrustPolicy.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy, (*TrustPolicy).Equal, (*TrustPolicy).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
 		if m.TrustPolicy == nil {
 			m.TrustPolicy, n = new(TrustPolicy), n+1
@@ -595,9 +591,7 @@ func (m *UpdateTrustPolicyRequest) copyInAt(src *UpdateTrustPolicyRequest, fm *f
 		src = new(UpdateTrustPolicyRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy, n = src.TrustPolicy.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy, (*TrustPolicy).Equal, (*TrustPolicy).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
 		if m.TrustPolicy == nil {
 			m.TrustPolicy, n = new(TrustPolicy), n+1
@@ -624,9 +618,7 @@ func (m *UpdateTrustPolicyResponse) copyInAt(src *UpdateTrustPolicyResponse, fm 
 		src = new(UpdateTrustPolicyResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy, n = src.TrustPolicy.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy, (*TrustPolicy).Equal, (*TrustPolicy).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
 		if m.TrustPolicy == nil {
 			m.TrustPolicy, n = new(TrustPolicy), n+1
@@ -650,9 +642,7 @@ func (m *DeleteTrustPolicyRequest) copyInAt(src *DeleteTrustPolicyRequest, fm *f
 		src = new(DeleteTrustPolicyRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*TrustPolicyKey).Equal, (*TrustPolicyKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(TrustPolicyKey), n+1
@@ -689,9 +679,7 @@ func (m *ShowTrustPoliciesRequest) copyInAt(src *ShowTrustPoliciesRequest, fm *f
 		src = new(ShowTrustPoliciesRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter, n = src.Filter.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter, (*TrustPolicy).Equal, (*TrustPolicy).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
 		if m.Filter == nil {
 			m.Filter, n = new(TrustPolicy), n+1
@@ -715,9 +703,7 @@ func (m *ShowTrustPoliciesResponse) copyInAt(src *ShowTrustPoliciesResponse, fm 
 		src = new(ShowTrustPoliciesResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy, n = src.TrustPolicy.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy, (*TrustPolicy).Equal, (*TrustPolicy).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
 		if m.TrustPolicy == nil {
 			m.TrustPolicy, n = new(TrustPolicy), n+1

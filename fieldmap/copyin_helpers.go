@@ -232,17 +232,91 @@ func CopyListFunc[T any](a Action, d *[]T, s []T, eq func(x, y T) bool, clone fu
 	return replaceList(d, s, EqualListFunc(*d, s, eq), clone)
 }
 
-// CopyMessageList is CopyList for lists of messages of Go type *E, compared
+// CopyMessageList is CopyList for lists of messages of Go type P, compared
 // with Equal and copied with Clone (a nil element equals an empty message
 // when the lists are compared, not when an action looks one up).
-func CopyMessageList[E any, P interface {
-	*E
-	proto.Message
-}](a Action, d *[]P, s []P) int {
+//
+// The message helpers of CopyInFields take the message's pointer type as
+// their only type parameter derived from it, constrained by a basic
+// interface (methods only): the compiler compiles a generic function once
+// per shape of its type arguments, and under such a constraint every
+// pointer type has one shape, where a struct type (or a pointer under a
+// constraint listing types or comparable) is a shape of its own. So every
+// message type shares one compiled instance of each helper; its type
+// reaches them as a dictionary.
+func CopyMessageList[P proto.Message](a Action, d *[]P, s []P) int {
 	if a != Replace {
 		return ApplyListFunc(a, d, s, Equal[P], Clone[P])
 	}
-	return replaceList(d, s, EqualMessageListFunc(*d, s, Equal[P]), Clone[P])
+	return replaceList(d, s, equalMessageList(*d, s), Clone[P])
+}
+
+// CopyMessage makes *d a copy of s (copied with clone) unless eq(*d, s), and
+// returns 1 when it did, else 0: generated CopyInFields copies a whole
+// singular message field with it, eq and clone being the message type's
+// Equal and Clone (nil-safe, a nil message unequal to an empty one). It is
+// not inlined, so that each field costs its caller one call, not the
+// bodies of eq and clone.
+//
+//go:noinline
+func CopyMessage[P any](d *P, s P, eq func(P, P) bool, clone func(P) P) int {
+	if eq(*d, s) {
+		return 0
+	}
+	*d = clone(s)
+	return 1
+}
+
+// equalMessageList is EqualMessageListFunc with Equal, for any message
+// pointer type in one compiled instance.
+func equalMessageList[P proto.Message](a, b []P) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !equalMessageElem(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// equalMessageMap is EqualMessageMapFunc with Equal, for any message
+// pointer type in one compiled instance per key shape.
+func equalMessageMap[K comparable, P proto.Message](a, b map[K]P) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, va := range a {
+		vb, ok := b[k]
+		if !ok || !equalMessageElem(va, vb) {
+			return false
+		}
+	}
+	return true
+}
+
+// equalMessageElem is EqualElem with Equal: a nil message equals an empty
+// one, as in a list element or a map value.
+func equalMessageElem[P proto.Message](a, b P) bool {
+	// P is not comparable (that would give each message type a shape of
+	// its own); as interfaces, a nil *T equals the zero P.
+	var none P
+	an, bn := any(a) == any(none), any(b) == any(none)
+	switch {
+	case an && bn:
+		return true
+	case an:
+		a = emptyOf(b)
+	case bn:
+		b = emptyOf(a)
+	}
+	return Equal(a, b)
+}
+
+// emptyOf returns a new empty message of m's type.
+func emptyOf[P proto.Message](m P) P {
+	return m.ProtoReflect().Type().New().Interface().(P)
 }
 
 // replaceList is the Replace action of the CopyList helpers: unless same
@@ -280,14 +354,11 @@ func CopyMapFunc[K comparable, V any](a Action, d *map[K]V, s map[K]V, eq func(x
 }
 
 // CopyMessageMap is CopyMessageList for maps of messages.
-func CopyMessageMap[K comparable, E any, P interface {
-	*E
-	proto.Message
-}](a Action, d *map[K]P, s map[K]P) int {
+func CopyMessageMap[K comparable, P proto.Message](a Action, d *map[K]P, s map[K]P) int {
 	if a != Replace {
 		return ApplyMapFunc(a, d, s, Equal[P], Clone[P])
 	}
-	return replaceMap(d, s, EqualMessageMapFunc(*d, s, Equal[P]), Clone[P])
+	return replaceMap(d, s, equalMessageMap(*d, s), Clone[P])
 }
 
 // replaceMap is replaceList for maps.

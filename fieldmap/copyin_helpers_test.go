@@ -5,6 +5,10 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 func TestAddList(t *testing.T) {
@@ -159,5 +163,92 @@ func TestRemoveMap(t *testing.T) {
 	}
 	if RemoveMap[string, int](nil, map[string]int{"a": 1}) != 0 {
 		t.Error("nil destination pointer changed something")
+	}
+}
+
+func TestCopyMessageListNilElements(t *testing.T) {
+	empty, one := &timestamppb.Timestamp{}, &timestamppb.Timestamp{Seconds: 1}
+	tests := []struct {
+		name     string
+		dst, src []*timestamppb.Timestamp
+		want     int
+	}{
+		{"nil element equals an empty message", []*timestamppb.Timestamp{nil, one}, []*timestamppb.Timestamp{empty, one}, 0},
+		{"empty message equals a nil element", []*timestamppb.Timestamp{empty}, []*timestamppb.Timestamp{nil}, 0},
+		{"both nil", []*timestamppb.Timestamp{nil}, []*timestamppb.Timestamp{nil}, 0},
+		{"nil element differs from a set message", []*timestamppb.Timestamp{nil}, []*timestamppb.Timestamp{one}, 1},
+		{"set message differs from a nil element", []*timestamppb.Timestamp{one}, []*timestamppb.Timestamp{nil}, 1},
+		{"lengths differ", []*timestamppb.Timestamp{one}, []*timestamppb.Timestamp{one, one}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dst := slices.Clone(tt.dst)
+			if got := CopyMessageList(Replace, &dst, tt.src); got != tt.want {
+				t.Fatalf("count = %d, want %d", got, tt.want)
+			}
+			if tt.want == 0 {
+				if !slices.Equal(dst, tt.dst) {
+					t.Errorf("unchanged list was replaced: %v", dst)
+				}
+				return
+			}
+			if len(dst) != len(tt.src) {
+				t.Fatalf("dst has %d elements, want %d", len(dst), len(tt.src))
+			}
+			for i := range dst {
+				if tt.src[i] != nil && (dst[i] == tt.src[i] || !proto.Equal(dst[i], tt.src[i])) {
+					t.Errorf("dst[%d] = %v (same pointer %v), want a copy of %v", i, dst[i], dst[i] == tt.src[i], tt.src[i])
+				}
+			}
+		})
+	}
+	// Add and Remove compare elements with Equal, nil unequal to empty.
+	dst := []*timestamppb.Timestamp{nil}
+	if got := CopyMessageList(Add, &dst, []*timestamppb.Timestamp{empty}); got != 1 || len(dst) != 2 || dst[1] == empty {
+		t.Errorf("Add: count %d, dst %v; want 1 and a copy of the empty message appended", got, dst)
+	}
+	if got := CopyMessageList(Remove, &dst, []*timestamppb.Timestamp{{}}); got != 1 || len(dst) != 1 || dst[0] != nil {
+		t.Errorf("Remove: count %d, dst %v; want 1 and [nil]", got, dst)
+	}
+}
+
+func TestCopyMessageMapNilValues(t *testing.T) {
+	empty, one := &durationpb.Duration{}, &durationpb.Duration{Nanos: 1}
+	dst := map[string]*durationpb.Duration{"a": nil, "b": one}
+	if got := CopyMessageMap(Replace, &dst, map[string]*durationpb.Duration{"a": empty, "b": {Nanos: 1}}); got != 0 {
+		t.Errorf("nil value against an empty message: count %d, want 0", got)
+	}
+	if got := CopyMessageMap(Replace, &dst, map[string]*durationpb.Duration{"a": one, "b": one}); got != 1 ||
+		dst["a"] == one || !proto.Equal(dst["a"], one) {
+		t.Errorf("nil value against a set message: count %d, dst %v; want 1 and a copy", got, dst)
+	}
+	if got := CopyMessageMap(Replace, &dst, nil); got != 1 || dst != nil {
+		t.Errorf("to an empty map: count %d, dst %v; want 1 and nil", got, dst)
+	}
+	if got := CopyMessageMap(Add, &dst, map[string]*durationpb.Duration{"c": one}); got != 1 || dst["c"] == one || !proto.Equal(dst["c"], one) {
+		t.Errorf("Add: count %d, dst %v; want 1 and a copy", got, dst)
+	}
+	if got := CopyMessageMap(Remove, &dst, map[string]*durationpb.Duration{"c": nil}); got != 1 || dst != nil {
+		t.Errorf("Remove: count %d, dst %v; want 1 and nil", got, dst)
+	}
+}
+
+func TestCopyMessage(t *testing.T) {
+	one := &timestamppb.Timestamp{Seconds: 1}
+	var d *timestamppb.Timestamp
+	if got := CopyMessage(&d, nil, EqualTimestamp, CloneTimestamp); got != 0 || d != nil {
+		t.Errorf("nil to nil: count %d, dst %v; want 0 and nil", got, d)
+	}
+	if got := CopyMessage(&d, &timestamppb.Timestamp{}, EqualTimestamp, CloneTimestamp); got != 1 || d == nil {
+		t.Errorf("an empty message into nil (presence): count %d, dst %v; want 1 and an empty message", got, d)
+	}
+	if got := CopyMessage(&d, one, EqualTimestamp, CloneTimestamp); got != 1 || d == one || !proto.Equal(d, one) {
+		t.Errorf("a set message: count %d, dst %v; want 1 and a copy", got, d)
+	}
+	if got := CopyMessage(&d, &timestamppb.Timestamp{Seconds: 1}, EqualTimestamp, CloneTimestamp); got != 0 {
+		t.Errorf("an equal message: count %d, want 0", got)
+	}
+	if got := CopyMessage(&d, nil, EqualTimestamp, CloneTimestamp); got != 1 || d != nil {
+		t.Errorf("nil over a set message: count %d, dst %v; want 1 and nil", got, d)
 	}
 }

@@ -428,9 +428,8 @@ func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap
 	if win.Cover&(1<<1) != 0 && m.Message != src.Message {
 		m.Message, n = src.Message, n+1
 	}
-	if win.Cover&(1<<2) != 0 && !fieldmap.EqualTimestamp(m.LastUpdateTime, src.LastUpdateTime) {
-		m.LastUpdateTime = fieldmap.Clone(src.LastUpdateTime)
-		n++
+	if win.Cover&(1<<2) != 0 {
+		n += fieldmap.CopyMessage(&m.LastUpdateTime, src.LastUpdateTime, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
 	if win.Cover&(1<<3) != 0 && m.Task != src.Task {
 		m.Task, n = src.Task, n+1
@@ -441,9 +440,8 @@ func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap
 	if (win.Cover|win.Below)&(1<<5) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+5), &m.Errors, src.Errors)
 	}
-	if win.Cover&(1<<6) != 0 && !fieldmap.EqualTimestamp(m.LastHealthyTime, src.LastHealthyTime) {
-		m.LastHealthyTime = fieldmap.Clone(src.LastHealthyTime)
-		n++
+	if win.Cover&(1<<6) != 0 {
+		n += fieldmap.CopyMessage(&m.LastHealthyTime, src.LastHealthyTime, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
 	if win.Cover&(1<<7) != 0 && m.Restarts != src.Restarts {
 		m.Restarts, n = src.Restarts, n+1
@@ -499,9 +497,7 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 			n += fieldmap.Set(&m.Forwarding, src.Forwarding)
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status, n = src.Status.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status, (*AllocationStatus).Equal, (*AllocationStatus).Clone)
 			} else if m.Status != nil || src.Status != nil {
 				if m.Status == nil {
 					m.Status, n = new(AllocationStatus), n+1
@@ -512,9 +508,7 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 			n += fieldmap.Set(&m.FlavorType, src.FlavorType)
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				if !m.Buyer.Equal(src.Buyer) {
-					m.Buyer, n = src.Buyer.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Buyer, src.Buyer, (*NodeIdentity).Equal, (*NodeIdentity).Clone)
 			} else if m.Buyer != nil || src.Buyer != nil {
 				if m.Buyer == nil {
 					m.Buyer, n = new(NodeIdentity), n+1
@@ -523,9 +517,7 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 			}
 		case 21:
 			if win.Cover&(1<<21) != 0 {
-				if !m.Seller.Equal(src.Seller) {
-					m.Seller, n = src.Seller.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Seller, src.Seller, (*NodeIdentity).Equal, (*NodeIdentity).Clone)
 			} else if m.Seller != nil || src.Seller != nil {
 				if m.Seller == nil {
 					m.Seller, n = new(NodeIdentity), n+1
@@ -534,9 +526,7 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 			}
 		case 29:
 			if win.Cover&(1<<29) != 0 {
-				if !m.Credentials.Equal(src.Credentials) {
-					m.Credentials, n = src.Credentials.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Credentials, src.Credentials, (*PeeringTargetCredentials).Equal, (*PeeringTargetCredentials).Clone)
 			} else if m.Credentials != nil || src.Credentials != nil {
 				if m.Credentials == nil {
 					m.Credentials, n = new(PeeringTargetCredentials), n+1
@@ -545,9 +535,7 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 			}
 		case 39:
 			if win.Cover&(1<<39) != 0 {
-				if !m.Resources.Equal(src.Resources) {
-					m.Resources, n = src.Resources.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Resources, src.Resources, (*AllocationResources).Equal, (*AllocationResources).Clone)
 			} else if m.Resources != nil || src.Resources != nil {
 				if m.Resources == nil {
 					m.Resources, n = new(AllocationResources), n+1
@@ -555,15 +543,9 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 				n += m.Resources.copyInAt(src.Resources, fm, at+40, win.Shift(40))
 			}
 		case 43:
-			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 44:
-			if !fieldmap.EqualTimestamp(m.ExpirationTime, src.ExpirationTime) {
-				m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.ExpirationTime, src.ExpirationTime, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 45:
 			n += fieldmap.Set(&m.ReleaseRequested, src.ReleaseRequested)
 		case 46:

@@ -620,9 +620,7 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 			n += fieldmap.CopyMessageList(fm.ListActionAt(at+6), &m.Templates, src.Templates)
 		case 11:
 			if win.Cover&(1<<11) != 0 {
-				if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
-					m.ConfigurationSchema, n = src.ConfigurationSchema.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.ConfigurationSchema, src.ConfigurationSchema, (*ConfigurationSchema).Equal, (*ConfigurationSchema).Clone)
 			} else if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
 				if m.ConfigurationSchema == nil {
 					m.ConfigurationSchema, n = new(ConfigurationSchema), n+1
@@ -631,9 +629,7 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 			}
 		case 21:
 			if win.Cover&(1<<21) != 0 {
-				if !m.Owner.Equal(src.Owner) {
-					m.Owner, n = src.Owner.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Owner, src.Owner, (*NodeIdentity).Equal, (*NodeIdentity).Clone)
 			} else if m.Owner != nil || src.Owner != nil {
 				if m.Owner == nil {
 					m.Owner, n = new(NodeIdentity), n+1
@@ -641,17 +637,12 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 				n += m.Owner.copyInAt(src.Owner, fm, at+22, win.Shift(22))
 			}
 		case 29:
-			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 30:
 			n += fieldmap.Set(&m.MaxInstances, src.MaxInstances)
 		case 31:
 			if win.Cover&(1<<31) != 0 {
-				if !m.Price.Equal(src.Price) {
-					m.Price, n = src.Price.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Price, src.Price, (*Price).Equal, (*Price).Clone)
 			} else if m.Price != nil || src.Price != nil {
 				if m.Price == nil {
 					m.Price, n = new(Price), n+1

@@ -630,9 +630,7 @@ func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int
 		m.LocalNamespace, n = src.LocalNamespace, n+1
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.AdditionalInformation.Equal(src.AdditionalInformation) {
-			m.AdditionalInformation, n = src.AdditionalInformation.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.AdditionalInformation, src.AdditionalInformation, (*NodeAdditionalInformation).Equal, (*NodeAdditionalInformation).Clone)
 	} else if win.Below&(1<<4) != 0 && (m.AdditionalInformation != nil || src.AdditionalInformation != nil) {
 		if m.AdditionalInformation == nil {
 			m.AdditionalInformation, n = new(NodeAdditionalInformation), n+1

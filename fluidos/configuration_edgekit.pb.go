@@ -523,9 +523,7 @@ func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.
 		m.Pods, n = src.Pods, n+1
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu, n = src.Gpu.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu, (*GPU).Equal, (*GPU).Clone)
 	} else if win.Below&(1<<3) != 0 && (m.Gpu != nil || src.Gpu != nil) {
 		if m.Gpu == nil {
 			m.Gpu, n = new(GPU), n+1

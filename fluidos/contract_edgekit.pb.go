@@ -695,9 +695,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor, n = src.Flavor.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor, (*Flavor).Equal, (*Flavor).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Flavor != nil || src.Flavor != nil) {
 		if m.Flavor == nil {
 			m.Flavor, n = new(Flavor), n+1
@@ -706,9 +704,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 	}
 	cw2 := fm.Window(at + 128)
 	if cw2.Cover&(1<<26) != 0 {
-		if !m.Buyer.Equal(src.Buyer) {
-			m.Buyer, n = src.Buyer.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Buyer, src.Buyer, (*NodeIdentity).Equal, (*NodeIdentity).Clone)
 	} else if cw2.Below&(1<<26) != 0 && (m.Buyer != nil || src.Buyer != nil) {
 		if m.Buyer == nil {
 			m.Buyer, n = new(NodeIdentity), n+1
@@ -716,9 +712,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		n += m.Buyer.copyInAt(src.Buyer, fm, at+155, cw2.Shift(27))
 	}
 	if cw2.Cover&(1<<34) != 0 {
-		if !m.Seller.Equal(src.Seller) {
-			m.Seller, n = src.Seller.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Seller, src.Seller, (*NodeIdentity).Equal, (*NodeIdentity).Clone)
 	} else if cw2.Below&(1<<34) != 0 && (m.Seller != nil || src.Seller != nil) {
 		if m.Seller == nil {
 			m.Seller, n = new(NodeIdentity), n+1
@@ -726,9 +720,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		n += m.Seller.copyInAt(src.Seller, fm, at+163, cw2.Shift(35))
 	}
 	if cw2.Cover&(1<<42) != 0 {
-		if !m.Configuration.Equal(src.Configuration) {
-			m.Configuration, n = src.Configuration.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Configuration, src.Configuration, (*Configuration).Equal, (*Configuration).Clone)
 	} else if cw2.Below&(1<<42) != 0 && (m.Configuration != nil || src.Configuration != nil) {
 		if m.Configuration == nil {
 			m.Configuration, n = new(Configuration), n+1
@@ -740,9 +732,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if cw3.Cover&(1<<0) != 0 {
-				if !m.PeeringTargetCredentials.Equal(src.PeeringTargetCredentials) {
-					m.PeeringTargetCredentials, n = src.PeeringTargetCredentials.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.PeeringTargetCredentials, src.PeeringTargetCredentials, (*PeeringTargetCredentials).Equal, (*PeeringTargetCredentials).Clone)
 			} else if m.PeeringTargetCredentials != nil || src.PeeringTargetCredentials != nil {
 				if m.PeeringTargetCredentials == nil {
 					m.PeeringTargetCredentials, n = new(PeeringTargetCredentials), n+1
@@ -752,26 +742,18 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		case 10:
 			n += fieldmap.Set(&m.TransactionId, src.TransactionId)
 		case 11:
-			if !fieldmap.EqualTimestamp(m.ExpirationTime, src.ExpirationTime) {
-				m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.ExpirationTime, src.ExpirationTime, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 12:
 			n += fieldmap.CopyMessageList(fm.ListActionAt(at+204), &m.NetworkRequests, src.NetworkRequests)
 		case 19:
 			n += fieldmap.Set(&m.BuyerClusterId, src.BuyerClusterId)
 		case 20:
-			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 21:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+213), &m.ExtraInformation, src.ExtraInformation)
 		case 22:
 			if cw3.Cover&(1<<22) != 0 {
-				if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
-					m.IngressTelemetryEndpoint, n = src.IngressTelemetryEndpoint.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.IngressTelemetryEndpoint, src.IngressTelemetryEndpoint, (*TelemetryEndpoint).Equal, (*TelemetryEndpoint).Clone)
 			} else if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
 				if m.IngressTelemetryEndpoint == nil {
 					m.IngressTelemetryEndpoint, n = new(TelemetryEndpoint), n+1
@@ -783,10 +765,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		case 26:
 			n += fieldmap.Set(&m.State, src.State)
 		case 27:
-			if !fieldmap.EqualTimestamp(m.ReleasedAt, src.ReleasedAt) {
-				m.ReleasedAt = fieldmap.Clone(src.ReleasedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.ReleasedAt, src.ReleasedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 28:
 			n += fieldmap.Set(&m.ReleaseReason, src.ReleaseReason)
 		}

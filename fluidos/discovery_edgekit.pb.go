@@ -738,9 +738,7 @@ func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win 
 		m.SolverId, n = src.SolverId, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.Selector.Equal(src.Selector) {
-			m.Selector, n = src.Selector.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Selector, src.Selector, (*Selector).Equal, (*Selector).Clone)
 	} else if win.Below&(1<<2) != 0 && (m.Selector != nil || src.Selector != nil) {
 		if m.Selector == nil {
 			m.Selector, n = new(Selector), n+1
@@ -760,13 +758,11 @@ func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win 
 	if (cw1.Cover|cw1.Below)&(1<<52) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+116), &m.PeeringCandidateIds, src.PeeringCandidateIds)
 	}
-	if cw1.Cover&(1<<53) != 0 && !fieldmap.EqualTimestamp(m.StartTime, src.StartTime) {
-		m.StartTime = fieldmap.Clone(src.StartTime)
-		n++
+	if cw1.Cover&(1<<53) != 0 {
+		n += fieldmap.CopyMessage(&m.StartTime, src.StartTime, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
-	if cw1.Cover&(1<<54) != 0 && !fieldmap.EqualTimestamp(m.LastChangeTime, src.LastChangeTime) {
-		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
-		n++
+	if cw1.Cover&(1<<54) != 0 {
+		n += fieldmap.CopyMessage(&m.LastChangeTime, src.LastChangeTime, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
 	if (cw1.Cover|cw1.Below)&(1<<55) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+119), &m.PeerResults, src.PeerResults)
@@ -791,9 +787,8 @@ func (m *PeerResult) copyInAt(src *PeerResult, fm *fieldmap.FieldMap, at int, wi
 	if win.Cover&(1<<3) != 0 && m.Error != src.Error {
 		m.Error, n = src.Error, n+1
 	}
-	if win.Cover&(1<<4) != 0 && !fieldmap.EqualDuration(m.Duration, src.Duration) {
-		m.Duration = fieldmap.Clone(src.Duration)
-		n++
+	if win.Cover&(1<<4) != 0 {
+		n += fieldmap.CopyMessage(&m.Duration, src.Duration, fieldmap.EqualDuration, fieldmap.CloneDuration)
 	}
 	return n
 }
@@ -823,9 +818,7 @@ func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap
 		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor, n = src.Flavor.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor, (*Flavor).Equal, (*Flavor).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Flavor != nil || src.Flavor != nil) {
 		if m.Flavor == nil {
 			m.Flavor, n = new(Flavor), n+1
@@ -839,9 +832,8 @@ func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap
 	if cw2.Cover&(1<<27) != 0 && m.Available != src.Available {
 		m.Available, n = src.Available, n+1
 	}
-	if cw2.Cover&(1<<28) != 0 && !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
+	if cw2.Cover&(1<<28) != 0 {
+		n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
 	if cw2.Cover&(1<<29) != 0 && m.SellerAddress != src.SellerAddress {
 		m.SellerAddress, n = src.SellerAddress, n+1

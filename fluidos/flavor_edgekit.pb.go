@@ -2020,9 +2020,7 @@ func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *field
 		m.Pods, n = src.Pods, n+1
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu, n = src.Gpu.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu, (*GPU).Equal, (*GPU).Clone)
 	} else if win.Below&(1<<4) != 0 && (m.Gpu != nil || src.Gpu != nil) {
 		if m.Gpu == nil {
 			m.Gpu, n = new(GPU), n+1
@@ -2111,9 +2109,7 @@ func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldM
 		n += fieldmap.CopyList(fm.ListActionAt(at+1), &m.SecurityStandards, src.SecurityStandards)
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.CarbonFootprint.Equal(src.CarbonFootprint) {
-			m.CarbonFootprint, n = src.CarbonFootprint.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.CarbonFootprint, src.CarbonFootprint, (*CarbonFootprint).Equal, (*CarbonFootprint).Clone)
 	} else if win.Below&(1<<2) != 0 && (m.CarbonFootprint != nil || src.CarbonFootprint != nil) {
 		if m.CarbonFootprint == nil {
 			m.CarbonFootprint, n = new(CarbonFootprint), n+1
@@ -2124,9 +2120,7 @@ func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldM
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+5), &m.NetworkAuthorizations, src.NetworkAuthorizations)
 	}
 	if win.Cover&(1<<12) != 0 {
-		if !m.NetworkIntents.Equal(src.NetworkIntents) {
-			m.NetworkIntents, n = src.NetworkIntents.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.NetworkIntents, src.NetworkIntents, (*NetworkIntents).Equal, (*NetworkIntents).Clone)
 	} else if win.Below&(1<<12) != 0 && (m.NetworkIntents != nil || src.NetworkIntents != nil) {
 		if m.NetworkIntents == nil {
 			m.NetworkIntents, n = new(NetworkIntents), n+1
@@ -2163,9 +2157,7 @@ func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at i
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Source.Equal(src.Source) {
-			m.Source, n = src.Source.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Source, src.Source, (*NetworkEndpoint).Equal, (*NetworkEndpoint).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Source != nil || src.Source != nil) {
 		if m.Source == nil {
 			m.Source, n = new(NetworkEndpoint), n+1
@@ -2173,9 +2165,7 @@ func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at i
 		n += m.Source.copyInAt(src.Source, fm, at+2, win.Shift(2))
 	}
 	if win.Cover&(1<<12) != 0 {
-		if !m.Destination.Equal(src.Destination) {
-			m.Destination, n = src.Destination.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Destination, src.Destination, (*NetworkEndpoint).Equal, (*NetworkEndpoint).Clone)
 	} else if win.Below&(1<<12) != 0 && (m.Destination != nil || src.Destination != nil) {
 		if m.Destination == nil {
 			m.Destination, n = new(NetworkEndpoint), n+1
@@ -2200,9 +2190,7 @@ func (m *NetworkEndpoint) copyInAt(src *NetworkEndpoint, fm *fieldmap.FieldMap, 
 		m.IsHotCluster, n = src.IsHotCluster, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.ResourceSelector.Equal(src.ResourceSelector) {
-			m.ResourceSelector, n = src.ResourceSelector.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.ResourceSelector, src.ResourceSelector, (*NetworkResourceSelector).Equal, (*NetworkResourceSelector).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.ResourceSelector != nil || src.ResourceSelector != nil) {
 		if m.ResourceSelector == nil {
 			m.ResourceSelector, n = new(NetworkResourceSelector), n+1
@@ -2352,9 +2340,7 @@ func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int, win fiel
 		src = new(K8Slice)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Characteristics.Equal(src.Characteristics) {
-			m.Characteristics, n = src.Characteristics.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Characteristics, src.Characteristics, (*K8SliceCharacteristics).Equal, (*K8SliceCharacteristics).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Characteristics != nil || src.Characteristics != nil) {
 		if m.Characteristics == nil {
 			m.Characteristics, n = new(K8SliceCharacteristics), n+1
@@ -2362,9 +2348,7 @@ func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int, win fiel
 		n += m.Characteristics.copyInAt(src.Characteristics, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<10) != 0 {
-		if !m.Partitionability.Equal(src.Partitionability) {
-			m.Partitionability, n = src.Partitionability.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Partitionability, src.Partitionability, (*Partitionability).Equal, (*Partitionability).Clone)
 	} else if win.Below&(1<<10) != 0 && (m.Partitionability != nil || src.Partitionability != nil) {
 		if m.Partitionability == nil {
 			m.Partitionability, n = new(Partitionability), n+1
@@ -2372,9 +2356,7 @@ func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int, win fiel
 		n += m.Partitionability.copyInAt(src.Partitionability, fm, at+11, win.Shift(11))
 	}
 	if win.Cover&(1<<17) != 0 {
-		if !m.Properties.Equal(src.Properties) {
-			m.Properties, n = src.Properties.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Properties, src.Properties, (*K8SliceProperties).Equal, (*K8SliceProperties).Clone)
 	} else if win.Below&(1<<17) != 0 && (m.Properties != nil || src.Properties != nil) {
 		if m.Properties == nil {
 			m.Properties, n = new(K8SliceProperties), n+1
@@ -2411,9 +2393,7 @@ func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int, win fiel
 			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.HostingPolicies, src.HostingPolicies)
 		case 5:
 			if win.Cover&(1<<5) != 0 {
-				if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
-					m.ConfigurationSchema, n = src.ConfigurationSchema.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.ConfigurationSchema, src.ConfigurationSchema, (*ConfigurationSchema).Equal, (*ConfigurationSchema).Clone)
 			} else if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
 				if m.ConfigurationSchema == nil {
 					m.ConfigurationSchema, n = new(ConfigurationSchema), n+1
@@ -2462,9 +2442,7 @@ func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 		m.OsImage, n = src.OsImage, n+1
 	}
 	if win.Cover&(1<<5) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu, n = src.Gpu.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu, (*GPU).Equal, (*GPU).Clone)
 	} else if win.Below&(1<<5) != 0 && (m.Gpu != nil || src.Gpu != nil) {
 		if m.Gpu == nil {
 			m.Gpu, n = new(GPU), n+1
@@ -2508,9 +2486,7 @@ func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int, win fieldm
 		m.SourceEndpoint, n = src.SourceEndpoint, n+1
 	}
 	if win.Cover&(1<<5) != 0 {
-		if !m.Location.Equal(src.Location) {
-			m.Location, n = src.Location.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Location, src.Location, (*Location).Equal, (*Location).Clone)
 	} else if win.Below&(1<<5) != 0 && (m.Location != nil || src.Location != nil) {
 		if m.Location == nil {
 			m.Location, n = new(Location), n+1
@@ -2539,9 +2515,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 			n += fieldmap.Set(&m.Id, src.Id)
 		case 1:
 			if win.Cover&(1<<1) != 0 {
-				if !m.Owner.Equal(src.Owner) {
-					m.Owner, n = src.Owner.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Owner, src.Owner, (*NodeIdentity).Equal, (*NodeIdentity).Clone)
 			} else if m.Owner != nil || src.Owner != nil {
 				if m.Owner == nil {
 					m.Owner, n = new(NodeIdentity), n+1
@@ -2552,9 +2526,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 			n += fieldmap.Set(&m.ProviderId, src.ProviderId)
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !m.Price.Equal(src.Price) {
-					m.Price, n = src.Price.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Price, src.Price, (*Price).Equal, (*Price).Clone)
 			} else if m.Price != nil || src.Price != nil {
 				if m.Price == nil {
 					m.Price, n = new(Price), n+1
@@ -2565,9 +2537,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 			n += fieldmap.Set(&m.Availability, src.Availability)
 		case 15:
 			if win.Cover&(1<<15) != 0 {
-				if !m.Location.Equal(src.Location) {
-					m.Location, n = src.Location.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Location, src.Location, (*Location).Equal, (*Location).Clone)
 			} else if m.Location != nil || src.Location != nil {
 				if m.Location == nil {
 					m.Location, n = new(Location), n+1
@@ -2577,15 +2547,9 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 		case 21:
 			n += fieldmap.Set(&m.NetworkPropertyType, src.NetworkPropertyType)
 		case 22:
-			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 23:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 24:
 			if win.Cover&(1<<24) != 0 {
 				if s1, ok := src.Spec.(*Flavor_K8Slice); ok && s1 != nil {

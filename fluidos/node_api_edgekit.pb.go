@@ -7511,9 +7511,7 @@ func (m *CreateSolverRequest) copyInAt(src *CreateSolverRequest, fm *fieldmap.Fi
 		src = new(CreateSolverRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Solver.Equal(src.Solver) {
-			m.Solver, n = src.Solver.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Solver, src.Solver, (*Solver).Equal, (*Solver).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
 		if m.Solver == nil {
 			m.Solver, n = new(Solver), n+1
@@ -7537,9 +7535,7 @@ func (m *CreateSolverResponse) copyInAt(src *CreateSolverResponse, fm *fieldmap.
 		src = new(CreateSolverResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Solver.Equal(src.Solver) {
-			m.Solver, n = src.Solver.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Solver, src.Solver, (*Solver).Equal, (*Solver).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
 		if m.Solver == nil {
 			m.Solver, n = new(Solver), n+1
@@ -7582,9 +7578,7 @@ func (m *GetSolverResponse) copyInAt(src *GetSolverResponse, fm *fieldmap.FieldM
 		src = new(GetSolverResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Solver.Equal(src.Solver) {
-			m.Solver, n = src.Solver.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Solver, src.Solver, (*Solver).Equal, (*Solver).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
 		if m.Solver == nil {
 			m.Solver, n = new(Solver), n+1
@@ -7691,9 +7685,7 @@ func (m *WatchSolverResponse) copyInAt(src *WatchSolverResponse, fm *fieldmap.Fi
 		src = new(WatchSolverResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Solver.Equal(src.Solver) {
-			m.Solver, n = src.Solver.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Solver, src.Solver, (*Solver).Equal, (*Solver).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
 		if m.Solver == nil {
 			m.Solver, n = new(Solver), n+1
@@ -7736,9 +7728,7 @@ func (m *GetDiscoveryResponse) copyInAt(src *GetDiscoveryResponse, fm *fieldmap.
 		src = new(GetDiscoveryResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Discovery.Equal(src.Discovery) {
-			m.Discovery, n = src.Discovery.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Discovery, src.Discovery, (*Discovery).Equal, (*Discovery).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Discovery != nil || src.Discovery != nil) {
 		if m.Discovery == nil {
 			m.Discovery, n = new(Discovery), n+1
@@ -7766,9 +7756,7 @@ func (m *ListFlavorsRequest) copyInAt(src *ListFlavorsRequest, fm *fieldmap.Fiel
 		src = new(ListFlavorsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Selector.Equal(src.Selector) {
-			m.Selector, n = src.Selector.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Selector, src.Selector, (*Selector).Equal, (*Selector).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Selector != nil || src.Selector != nil) {
 		if m.Selector == nil {
 			m.Selector, n = new(Selector), n+1
@@ -7811,9 +7799,7 @@ func (m *ListPeerFlavorsRequest) copyInAt(src *ListPeerFlavorsRequest, fm *field
 		src = new(ListPeerFlavorsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Selector.Equal(src.Selector) {
-			m.Selector, n = src.Selector.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Selector, src.Selector, (*Selector).Equal, (*Selector).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Selector != nil || src.Selector != nil) {
 		if m.Selector == nil {
 			m.Selector, n = new(Selector), n+1
@@ -7837,9 +7823,7 @@ func (m *PeerFlavor) copyInAt(src *PeerFlavor, fm *fieldmap.FieldMap, at int, wi
 		src = new(PeerFlavor)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor, n = src.Flavor.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor, (*Flavor).Equal, (*Flavor).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
 		if m.Flavor == nil {
 			m.Flavor, n = new(Flavor), n+1
@@ -7890,9 +7874,7 @@ func (m *CreateServiceBlueprintRequest) copyInAt(src *CreateServiceBlueprintRequ
 		src = new(CreateServiceBlueprintRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Blueprint.Equal(src.Blueprint) {
-			m.Blueprint, n = src.Blueprint.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Blueprint, src.Blueprint, (*ServiceBlueprint).Equal, (*ServiceBlueprint).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Blueprint != nil || src.Blueprint != nil) {
 		if m.Blueprint == nil {
 			m.Blueprint, n = new(ServiceBlueprint), n+1
@@ -7916,9 +7898,7 @@ func (m *CreateServiceBlueprintResponse) copyInAt(src *CreateServiceBlueprintRes
 		src = new(CreateServiceBlueprintResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Blueprint.Equal(src.Blueprint) {
-			m.Blueprint, n = src.Blueprint.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Blueprint, src.Blueprint, (*ServiceBlueprint).Equal, (*ServiceBlueprint).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Blueprint != nil || src.Blueprint != nil) {
 		if m.Blueprint == nil {
 			m.Blueprint, n = new(ServiceBlueprint), n+1
@@ -7961,9 +7941,7 @@ func (m *GetServiceBlueprintResponse) copyInAt(src *GetServiceBlueprintResponse,
 		src = new(GetServiceBlueprintResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Blueprint.Equal(src.Blueprint) {
-			m.Blueprint, n = src.Blueprint.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Blueprint, src.Blueprint, (*ServiceBlueprint).Equal, (*ServiceBlueprint).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Blueprint != nil || src.Blueprint != nil) {
 		if m.Blueprint == nil {
 			m.Blueprint, n = new(ServiceBlueprint), n+1
@@ -8073,9 +8051,7 @@ func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.Fi
 		src = new(GetContractResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Contract.Equal(src.Contract) {
-			m.Contract, n = src.Contract.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Contract, src.Contract, (*Contract).Equal, (*Contract).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Contract != nil || src.Contract != nil) {
 		if m.Contract == nil {
 			m.Contract, n = new(Contract), n+1
@@ -8122,9 +8098,7 @@ func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at i
 		src = new(ContractEntry)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Contract.Equal(src.Contract) {
-			m.Contract, n = src.Contract.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Contract, src.Contract, (*Contract).Equal, (*Contract).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Contract != nil || src.Contract != nil) {
 		if m.Contract == nil {
 			m.Contract, n = new(Contract), n+1
@@ -8196,9 +8170,7 @@ func (m *ReleaseContractResponse) copyInAt(src *ReleaseContractResponse, fm *fie
 		src = new(ReleaseContractResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Allocation.Equal(src.Allocation) {
-			m.Allocation, n = src.Allocation.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Allocation, src.Allocation, (*Allocation).Equal, (*Allocation).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Allocation != nil || src.Allocation != nil) {
 		if m.Allocation == nil {
 			m.Allocation, n = new(Allocation), n+1
@@ -8250,9 +8222,7 @@ func (m *GetCredentialsResponse) copyInAt(src *GetCredentialsResponse, fm *field
 		m.AllocationId, n = src.AllocationId, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.Credentials.Equal(src.Credentials) {
-			m.Credentials, n = src.Credentials.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Credentials, src.Credentials, (*PeeringTargetCredentials).Equal, (*PeeringTargetCredentials).Clone)
 	} else if win.Below&(1<<2) != 0 && (m.Credentials != nil || src.Credentials != nil) {
 		if m.Credentials == nil {
 			m.Credentials, n = new(PeeringTargetCredentials), n+1
@@ -8298,9 +8268,7 @@ func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldma
 		src = new(GetAllocationResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Allocation.Equal(src.Allocation) {
-			m.Allocation, n = src.Allocation.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Allocation, src.Allocation, (*Allocation).Equal, (*Allocation).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Allocation != nil || src.Allocation != nil) {
 		if m.Allocation == nil {
 			m.Allocation, n = new(Allocation), n+1
@@ -8346,9 +8314,7 @@ func (m *AllocationEntry) copyInAt(src *AllocationEntry, fm *fieldmap.FieldMap, 
 		src = new(AllocationEntry)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Allocation.Equal(src.Allocation) {
-			m.Allocation, n = src.Allocation.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Allocation, src.Allocation, (*Allocation).Equal, (*Allocation).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Allocation != nil || src.Allocation != nil) {
 		if m.Allocation == nil {
 			m.Allocation, n = new(Allocation), n+1
@@ -8416,9 +8382,7 @@ func (m *WatchAllocationResponse) copyInAt(src *WatchAllocationResponse, fm *fie
 		src = new(WatchAllocationResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Allocation.Equal(src.Allocation) {
-			m.Allocation, n = src.Allocation.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Allocation, src.Allocation, (*Allocation).Equal, (*Allocation).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Allocation != nil || src.Allocation != nil) {
 		if m.Allocation == nil {
 			m.Allocation, n = new(Allocation), n+1
@@ -8448,9 +8412,7 @@ func (m *DeploySliceInstanceRequest) copyInAt(src *DeploySliceInstanceRequest, f
 		m.ContractId, n = src.ContractId, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Instance.Equal(src.Instance) {
-			m.Instance, n = src.Instance.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Instance, src.Instance, (*SliceInstance).Equal, (*SliceInstance).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Instance != nil || src.Instance != nil) {
 		if m.Instance == nil {
 			m.Instance, n = new(SliceInstance), n+1
@@ -8474,9 +8436,7 @@ func (m *DeploySliceInstanceResponse) copyInAt(src *DeploySliceInstanceResponse,
 		src = new(DeploySliceInstanceResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Instance.Equal(src.Instance) {
-			m.Instance, n = src.Instance.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Instance, src.Instance, (*SliceInstance).Equal, (*SliceInstance).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Instance != nil || src.Instance != nil) {
 		if m.Instance == nil {
 			m.Instance, n = new(SliceInstance), n+1
@@ -8522,9 +8482,7 @@ func (m *GetSliceInstanceResponse) copyInAt(src *GetSliceInstanceResponse, fm *f
 		src = new(GetSliceInstanceResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Instance.Equal(src.Instance) {
-			m.Instance, n = src.Instance.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Instance, src.Instance, (*SliceInstance).Equal, (*SliceInstance).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Instance != nil || src.Instance != nil) {
 		if m.Instance == nil {
 			m.Instance, n = new(SliceInstance), n+1
@@ -8608,9 +8566,7 @@ func (m *DeleteSliceInstanceResponse) copyInAt(src *DeleteSliceInstanceResponse,
 		src = new(DeleteSliceInstanceResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Instance.Equal(src.Instance) {
-			m.Instance, n = src.Instance.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Instance, src.Instance, (*SliceInstance).Equal, (*SliceInstance).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Instance != nil || src.Instance != nil) {
 		if m.Instance == nil {
 			m.Instance, n = new(SliceInstance), n+1
@@ -8647,9 +8603,7 @@ func (m *GetNodeResponse) copyInAt(src *GetNodeResponse, fm *fieldmap.FieldMap, 
 		src = new(GetNodeResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Node.Equal(src.Node) {
-			m.Node, n = src.Node.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Node, src.Node, (*NodeIdentity).Equal, (*NodeIdentity).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Node != nil || src.Node != nil) {
 		if m.Node == nil {
 			m.Node, n = new(NodeIdentity), n+1

@@ -787,9 +787,8 @@ func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldM
 	if win.Cover&(1<<5) != 0 && m.ContractId != src.ContractId {
 		m.ContractId, n = src.ContractId, n+1
 	}
-	if win.Cover&(1<<6) != 0 && !fieldmap.EqualTimestamp(m.LastChangeTime, src.LastChangeTime) {
-		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
-		n++
+	if win.Cover&(1<<6) != 0 {
+		n += fieldmap.CopyMessage(&m.LastChangeTime, src.LastChangeTime, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
 	return n
 }
@@ -815,9 +814,7 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.SolverId, src.SolverId)
 		case 2:
 			if win.Cover&(1<<2) != 0 {
-				if !m.Buyer.Equal(src.Buyer) {
-					m.Buyer, n = src.Buyer.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Buyer, src.Buyer, (*NodeIdentity).Equal, (*NodeIdentity).Clone)
 			} else if m.Buyer != nil || src.Buyer != nil {
 				if m.Buyer == nil {
 					m.Buyer, n = new(NodeIdentity), n+1
@@ -826,9 +823,7 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !m.Seller.Equal(src.Seller) {
-					m.Seller, n = src.Seller.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Seller, src.Seller, (*NodeIdentity).Equal, (*NodeIdentity).Clone)
 			} else if m.Seller != nil || src.Seller != nil {
 				if m.Seller == nil {
 					m.Seller, n = new(NodeIdentity), n+1
@@ -839,9 +834,7 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.PeeringCandidateId, src.PeeringCandidateId)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				if !m.Configuration.Equal(src.Configuration) {
-					m.Configuration, n = src.Configuration.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Configuration, src.Configuration, (*Configuration).Equal, (*Configuration).Clone)
 			} else if m.Configuration != nil || src.Configuration != nil {
 				if m.Configuration == nil {
 					m.Configuration, n = new(Configuration), n+1
@@ -854,9 +847,7 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.Purchase, src.Purchase)
 		case 43:
 			if win.Cover&(1<<43) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status, n = src.Status.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status, (*ReservationStatus).Equal, (*ReservationStatus).Clone)
 			} else if m.Status != nil || src.Status != nil {
 				if m.Status == nil {
 					m.Status, n = new(ReservationStatus), n+1
@@ -889,9 +880,7 @@ func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.FlavorId, src.FlavorId)
 		case 2:
 			if win.Cover&(1<<2) != 0 {
-				if !m.Buyer.Equal(src.Buyer) {
-					m.Buyer, n = src.Buyer.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Buyer, src.Buyer, (*NodeIdentity).Equal, (*NodeIdentity).Clone)
 			} else if m.Buyer != nil || src.Buyer != nil {
 				if m.Buyer == nil {
 					m.Buyer, n = new(NodeIdentity), n+1
@@ -900,9 +889,7 @@ func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, 
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !m.Configuration.Equal(src.Configuration) {
-					m.Configuration, n = src.Configuration.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Configuration, src.Configuration, (*Configuration).Equal, (*Configuration).Clone)
 			} else if m.Configuration != nil || src.Configuration != nil {
 				if m.Configuration == nil {
 					m.Configuration, n = new(Configuration), n+1
@@ -910,15 +897,9 @@ func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, 
 				n += m.Configuration.copyInAt(src.Configuration, fm, at+11, win.Shift(11))
 			}
 		case 32:
-			if !fieldmap.EqualTimestamp(m.StartTime, src.StartTime) {
-				m.StartTime = fieldmap.Clone(src.StartTime)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.StartTime, src.StartTime, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 33:
-			if !fieldmap.EqualTimestamp(m.ExpirationTime, src.ExpirationTime) {
-				m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.ExpirationTime, src.ExpirationTime, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 34:
 			n += fieldmap.Set(&m.BuyerClusterId, src.BuyerClusterId)
 		case 35:
@@ -947,9 +928,7 @@ func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at
 		m.FlavorId, n = src.FlavorId, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Buyer.Equal(src.Buyer) {
-			m.Buyer, n = src.Buyer.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Buyer, src.Buyer, (*NodeIdentity).Equal, (*NodeIdentity).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Buyer != nil || src.Buyer != nil) {
 		if m.Buyer == nil {
 			m.Buyer, n = new(NodeIdentity), n+1
@@ -957,9 +936,7 @@ func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at
 		n += m.Buyer.copyInAt(src.Buyer, fm, at+2, win.Shift(2))
 	}
 	if win.Cover&(1<<9) != 0 {
-		if !m.Configuration.Equal(src.Configuration) {
-			m.Configuration, n = src.Configuration.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Configuration, src.Configuration, (*Configuration).Equal, (*Configuration).Clone)
 	} else if win.Below&(1<<9) != 0 && (m.Configuration != nil || src.Configuration != nil) {
 		if m.Configuration == nil {
 			m.Configuration, n = new(Configuration), n+1
@@ -983,9 +960,7 @@ func (m *PurchaseRequest) copyInAt(src *PurchaseRequest, fm *fieldmap.FieldMap, 
 		src = new(PurchaseRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.BuyerCredentials.Equal(src.BuyerCredentials) {
-			m.BuyerCredentials, n = src.BuyerCredentials.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.BuyerCredentials, src.BuyerCredentials, (*PeeringCredentials).Equal, (*PeeringCredentials).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.BuyerCredentials != nil || src.BuyerCredentials != nil) {
 		if m.BuyerCredentials == nil {
 			m.BuyerCredentials, n = new(PeeringCredentials), n+1
@@ -993,9 +968,7 @@ func (m *PurchaseRequest) copyInAt(src *PurchaseRequest, fm *fieldmap.FieldMap, 
 		n += m.BuyerCredentials.copyInAt(src.BuyerCredentials, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
-			m.IngressTelemetryEndpoint, n = src.IngressTelemetryEndpoint.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.IngressTelemetryEndpoint, src.IngressTelemetryEndpoint, (*TelemetryEndpoint).Equal, (*TelemetryEndpoint).Clone)
 	} else if win.Below&(1<<3) != 0 && (m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil) {
 		if m.IngressTelemetryEndpoint == nil {
 			m.IngressTelemetryEndpoint, n = new(TelemetryEndpoint), n+1

@@ -1631,9 +1631,7 @@ func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int, 
 		src = new(GPUSelector)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Model.Equal(src.Model) {
-			m.Model, n = src.Model.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Model, src.Model, (*StringFilter).Equal, (*StringFilter).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Model != nil || src.Model != nil) {
 		if m.Model == nil {
 			m.Model, n = new(StringFilter), n+1
@@ -1641,9 +1639,7 @@ func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int, 
 		n += m.Model.copyInAt(src.Model, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Cores.Equal(src.Cores) {
-			m.Cores, n = src.Cores.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Cores, src.Cores, (*ResourceFilter).Equal, (*ResourceFilter).Clone)
 	} else if win.Below&(1<<3) != 0 && (m.Cores != nil || src.Cores != nil) {
 		if m.Cores == nil {
 			m.Cores, n = new(ResourceFilter), n+1
@@ -1651,9 +1647,7 @@ func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int, 
 		n += m.Cores.copyInAt(src.Cores, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<9) != 0 {
-		if !m.Memory.Equal(src.Memory) {
-			m.Memory, n = src.Memory.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Memory, src.Memory, (*ResourceFilter).Equal, (*ResourceFilter).Clone)
 	} else if win.Below&(1<<9) != 0 && (m.Memory != nil || src.Memory != nil) {
 		if m.Memory == nil {
 			m.Memory, n = new(ResourceFilter), n+1
@@ -1677,9 +1671,7 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 		src = new(K8SliceSelector)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Architecture.Equal(src.Architecture) {
-			m.Architecture, n = src.Architecture.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Architecture, src.Architecture, (*StringFilter).Equal, (*StringFilter).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Architecture != nil || src.Architecture != nil) {
 		if m.Architecture == nil {
 			m.Architecture, n = new(StringFilter), n+1
@@ -1687,9 +1679,7 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 		n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Cpu.Equal(src.Cpu) {
-			m.Cpu, n = src.Cpu.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Cpu, src.Cpu, (*ResourceFilter).Equal, (*ResourceFilter).Clone)
 	} else if win.Below&(1<<3) != 0 && (m.Cpu != nil || src.Cpu != nil) {
 		if m.Cpu == nil {
 			m.Cpu, n = new(ResourceFilter), n+1
@@ -1697,9 +1687,7 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 		n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<9) != 0 {
-		if !m.Memory.Equal(src.Memory) {
-			m.Memory, n = src.Memory.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Memory, src.Memory, (*ResourceFilter).Equal, (*ResourceFilter).Clone)
 	} else if win.Below&(1<<9) != 0 && (m.Memory != nil || src.Memory != nil) {
 		if m.Memory == nil {
 			m.Memory, n = new(ResourceFilter), n+1
@@ -1707,9 +1695,7 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 		n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
 	}
 	if win.Cover&(1<<15) != 0 {
-		if !m.Pods.Equal(src.Pods) {
-			m.Pods, n = src.Pods.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Pods, src.Pods, (*ResourceFilter).Equal, (*ResourceFilter).Clone)
 	} else if win.Below&(1<<15) != 0 && (m.Pods != nil || src.Pods != nil) {
 		if m.Pods == nil {
 			m.Pods, n = new(ResourceFilter), n+1
@@ -1717,9 +1703,7 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 		n += m.Pods.copyInAt(src.Pods, fm, at+16, win.Shift(16))
 	}
 	if win.Cover&(1<<21) != 0 {
-		if !m.Storage.Equal(src.Storage) {
-			m.Storage, n = src.Storage.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Storage, src.Storage, (*ResourceFilter).Equal, (*ResourceFilter).Clone)
 	} else if win.Below&(1<<21) != 0 && (m.Storage != nil || src.Storage != nil) {
 		if m.Storage == nil {
 			m.Storage, n = new(ResourceFilter), n+1
@@ -1727,9 +1711,7 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 		n += m.Storage.copyInAt(src.Storage, fm, at+22, win.Shift(22))
 	}
 	if win.Cover&(1<<27) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu, n = src.Gpu.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu, (*GPUSelector).Equal, (*GPUSelector).Clone)
 	} else if win.Below&(1<<27) != 0 && (m.Gpu != nil || src.Gpu != nil) {
 		if m.Gpu == nil {
 			m.Gpu, n = new(GPUSelector), n+1
@@ -1753,9 +1735,7 @@ func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, 
 		src = new(ServiceSelector)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Category.Equal(src.Category) {
-			m.Category, n = src.Category.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Category, src.Category, (*StringFilter).Equal, (*StringFilter).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Category != nil || src.Category != nil) {
 		if m.Category == nil {
 			m.Category, n = new(StringFilter), n+1
@@ -1766,9 +1746,7 @@ func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, 
 		n += fieldmap.CopyList(fm.ListActionAt(at+3), &m.Tags, src.Tags)
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.Name.Equal(src.Name) {
-			m.Name, n = src.Name.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Name, src.Name, (*StringFilter).Equal, (*StringFilter).Clone)
 	} else if win.Below&(1<<4) != 0 && (m.Name != nil || src.Name != nil) {
 		if m.Name == nil {
 			m.Name, n = new(StringFilter), n+1
@@ -1792,9 +1770,7 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, wi
 		src = new(VMSelector)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Architecture.Equal(src.Architecture) {
-			m.Architecture, n = src.Architecture.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Architecture, src.Architecture, (*StringFilter).Equal, (*StringFilter).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Architecture != nil || src.Architecture != nil) {
 		if m.Architecture == nil {
 			m.Architecture, n = new(StringFilter), n+1
@@ -1802,9 +1778,7 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, wi
 		n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Cpu.Equal(src.Cpu) {
-			m.Cpu, n = src.Cpu.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Cpu, src.Cpu, (*ResourceFilter).Equal, (*ResourceFilter).Clone)
 	} else if win.Below&(1<<3) != 0 && (m.Cpu != nil || src.Cpu != nil) {
 		if m.Cpu == nil {
 			m.Cpu, n = new(ResourceFilter), n+1
@@ -1812,9 +1786,7 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, wi
 		n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<9) != 0 {
-		if !m.Memory.Equal(src.Memory) {
-			m.Memory, n = src.Memory.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Memory, src.Memory, (*ResourceFilter).Equal, (*ResourceFilter).Clone)
 	} else if win.Below&(1<<9) != 0 && (m.Memory != nil || src.Memory != nil) {
 		if m.Memory == nil {
 			m.Memory, n = new(ResourceFilter), n+1
@@ -1822,9 +1794,7 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, wi
 		n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
 	}
 	if win.Cover&(1<<15) != 0 {
-		if !m.Storage.Equal(src.Storage) {
-			m.Storage, n = src.Storage.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Storage, src.Storage, (*ResourceFilter).Equal, (*ResourceFilter).Clone)
 	} else if win.Below&(1<<15) != 0 && (m.Storage != nil || src.Storage != nil) {
 		if m.Storage == nil {
 			m.Storage, n = new(ResourceFilter), n+1
@@ -1832,9 +1802,7 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, wi
 		n += m.Storage.copyInAt(src.Storage, fm, at+16, win.Shift(16))
 	}
 	if win.Cover&(1<<21) != 0 {
-		if !m.OsImage.Equal(src.OsImage) {
-			m.OsImage, n = src.OsImage.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.OsImage, src.OsImage, (*StringFilter).Equal, (*StringFilter).Clone)
 	} else if win.Below&(1<<21) != 0 && (m.OsImage != nil || src.OsImage != nil) {
 		if m.OsImage == nil {
 			m.OsImage, n = new(StringFilter), n+1
@@ -1842,9 +1810,7 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, wi
 		n += m.OsImage.copyInAt(src.OsImage, fm, at+22, win.Shift(22))
 	}
 	if win.Cover&(1<<24) != 0 {
-		if !m.Hypervisor.Equal(src.Hypervisor) {
-			m.Hypervisor, n = src.Hypervisor.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Hypervisor, src.Hypervisor, (*StringFilter).Equal, (*StringFilter).Clone)
 	} else if win.Below&(1<<24) != 0 && (m.Hypervisor != nil || src.Hypervisor != nil) {
 		if m.Hypervisor == nil {
 			m.Hypervisor, n = new(StringFilter), n+1
@@ -1852,9 +1818,7 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, wi
 		n += m.Hypervisor.copyInAt(src.Hypervisor, fm, at+25, win.Shift(25))
 	}
 	if win.Cover&(1<<27) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu, n = src.Gpu.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu, (*GPUSelector).Equal, (*GPUSelector).Clone)
 	} else if win.Below&(1<<27) != 0 && (m.Gpu != nil || src.Gpu != nil) {
 		if m.Gpu == nil {
 			m.Gpu, n = new(GPUSelector), n+1
@@ -1878,9 +1842,7 @@ func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at
 		src = new(SensorSelector)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.SensorType.Equal(src.SensorType) {
-			m.SensorType, n = src.SensorType.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.SensorType, src.SensorType, (*StringFilter).Equal, (*StringFilter).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.SensorType != nil || src.SensorType != nil) {
 		if m.SensorType == nil {
 			m.SensorType, n = new(StringFilter), n+1
@@ -1888,9 +1850,7 @@ func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at
 		n += m.SensorType.copyInAt(src.SensorType, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.SamplingRateHz.Equal(src.SamplingRateHz) {
-			m.SamplingRateHz, n = src.SamplingRateHz.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.SamplingRateHz, src.SamplingRateHz, (*FloatRangeSelector).Equal, (*FloatRangeSelector).Clone)
 	} else if win.Below&(1<<3) != 0 && (m.SamplingRateHz != nil || src.SamplingRateHz != nil) {
 		if m.SamplingRateHz == nil {
 			m.SamplingRateHz, n = new(FloatRangeSelector), n+1
@@ -1898,9 +1858,7 @@ func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at
 		n += m.SamplingRateHz.copyInAt(src.SamplingRateHz, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<6) != 0 {
-		if !m.Accuracy.Equal(src.Accuracy) {
-			m.Accuracy, n = src.Accuracy.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Accuracy, src.Accuracy, (*FloatRangeSelector).Equal, (*FloatRangeSelector).Clone)
 	} else if win.Below&(1<<6) != 0 && (m.Accuracy != nil || src.Accuracy != nil) {
 		if m.Accuracy == nil {
 			m.Accuracy, n = new(FloatRangeSelector), n+1
@@ -1908,9 +1866,7 @@ func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at
 		n += m.Accuracy.copyInAt(src.Accuracy, fm, at+7, win.Shift(7))
 	}
 	if win.Cover&(1<<9) != 0 {
-		if !m.Unit.Equal(src.Unit) {
-			m.Unit, n = src.Unit.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Unit, src.Unit, (*StringFilter).Equal, (*StringFilter).Clone)
 	} else if win.Below&(1<<9) != 0 && (m.Unit != nil || src.Unit != nil) {
 		if m.Unit == nil {
 			m.Unit, n = new(StringFilter), n+1

@@ -396,9 +396,7 @@ func (m *SliceInstance) copyInAt(src *SliceInstance, fm *fieldmap.FieldMap, at i
 			n += fieldmap.Set(&m.HealthCheckPath, src.HealthCheckPath)
 		case 11:
 			if win.Cover&(1<<11) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status, n = src.Status.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status, (*SliceInstanceStatus).Equal, (*SliceInstanceStatus).Clone)
 			} else if m.Status != nil || src.Status != nil {
 				if m.Status == nil {
 					m.Status, n = new(SliceInstanceStatus), n+1

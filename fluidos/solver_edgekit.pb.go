@@ -772,9 +772,7 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 			n += fieldmap.Set(&m.AllocationId, src.AllocationId)
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !m.Credentials.Equal(src.Credentials) {
-					m.Credentials, n = src.Credentials.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Credentials, src.Credentials, (*PeeringTargetCredentials).Equal, (*PeeringTargetCredentials).Clone)
 			} else if m.Credentials != nil || src.Credentials != nil {
 				if m.Credentials == nil {
 					m.Credentials, n = new(PeeringTargetCredentials), n+1
@@ -782,10 +780,7 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 				n += m.Credentials.copyInAt(src.Credentials, fm, at+11, win.Shift(11))
 			}
 		case 20:
-			if !fieldmap.EqualTimestamp(m.LastChangeTime, src.LastChangeTime) {
-				m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.LastChangeTime, src.LastChangeTime, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 21:
 			n += fieldmap.CopyMessageList(fm.ListActionAt(at+21), &m.Attempts, src.Attempts)
 		}
@@ -834,21 +829,17 @@ func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at
 	if src == nil {
 		src = new(SolverTimeouts)
 	}
-	if win.Cover&(1<<0) != 0 && !fieldmap.EqualDuration(m.Discovery, src.Discovery) {
-		m.Discovery = fieldmap.Clone(src.Discovery)
-		n++
+	if win.Cover&(1<<0) != 0 {
+		n += fieldmap.CopyMessage(&m.Discovery, src.Discovery, fieldmap.EqualDuration, fieldmap.CloneDuration)
 	}
-	if win.Cover&(1<<1) != 0 && !fieldmap.EqualDuration(m.Reservation, src.Reservation) {
-		m.Reservation = fieldmap.Clone(src.Reservation)
-		n++
+	if win.Cover&(1<<1) != 0 {
+		n += fieldmap.CopyMessage(&m.Reservation, src.Reservation, fieldmap.EqualDuration, fieldmap.CloneDuration)
 	}
-	if win.Cover&(1<<2) != 0 && !fieldmap.EqualDuration(m.Purchase, src.Purchase) {
-		m.Purchase = fieldmap.Clone(src.Purchase)
-		n++
+	if win.Cover&(1<<2) != 0 {
+		n += fieldmap.CopyMessage(&m.Purchase, src.Purchase, fieldmap.EqualDuration, fieldmap.CloneDuration)
 	}
-	if win.Cover&(1<<3) != 0 && !fieldmap.EqualDuration(m.Allocation, src.Allocation) {
-		m.Allocation = fieldmap.Clone(src.Allocation)
-		n++
+	if win.Cover&(1<<3) != 0 {
+		n += fieldmap.CopyMessage(&m.Allocation, src.Allocation, fieldmap.EqualDuration, fieldmap.CloneDuration)
 	}
 	return n
 }
@@ -870,9 +861,7 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Selector.Equal(src.Selector) {
-			m.Selector, n = src.Selector.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Selector, src.Selector, (*Selector).Equal, (*Selector).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Selector != nil || src.Selector != nil) {
 		if m.Selector == nil {
 			m.Selector, n = new(Selector), n+1
@@ -893,9 +882,7 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 		m.EstablishPeering, n = src.EstablishPeering, n+1
 	}
 	if cw1.Cover&(1<<52) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status, n = src.Status.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Status, src.Status, (*SolverStatus).Equal, (*SolverStatus).Clone)
 	} else if cw1.Below&(1<<52) != 0 && (m.Status != nil || src.Status != nil) {
 		if m.Status == nil {
 			m.Status, n = new(SolverStatus), n+1
@@ -904,9 +891,7 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	cw2 := fm.Window(at + 128)
 	if cw2.Cover&(1<<15) != 0 {
-		if !m.Configuration.Equal(src.Configuration) {
-			m.Configuration, n = src.Configuration.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Configuration, src.Configuration, (*Configuration).Equal, (*Configuration).Clone)
 	} else if cw2.Below&(1<<15) != 0 && (m.Configuration != nil || src.Configuration != nil) {
 		if m.Configuration == nil {
 			m.Configuration, n = new(Configuration), n+1
@@ -914,18 +899,15 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 		n += m.Configuration.copyInAt(src.Configuration, fm, at+144, cw2.Shift(16))
 	}
 	if cw2.Cover&(1<<37) != 0 {
-		if !m.Timeouts.Equal(src.Timeouts) {
-			m.Timeouts, n = src.Timeouts.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Timeouts, src.Timeouts, (*SolverTimeouts).Equal, (*SolverTimeouts).Clone)
 	} else if cw2.Below&(1<<37) != 0 && (m.Timeouts != nil || src.Timeouts != nil) {
 		if m.Timeouts == nil {
 			m.Timeouts, n = new(SolverTimeouts), n+1
 		}
 		n += m.Timeouts.copyInAt(src.Timeouts, fm, at+166, cw2.Shift(38))
 	}
-	if cw2.Cover&(1<<42) != 0 && !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-		n++
+	if cw2.Cover&(1<<42) != 0 {
+		n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
 	return n
 }

@@ -1561,9 +1561,7 @@ func (m *ChainD01) copyInAt(src *ChainD01, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD01)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD02).Equal, (*ChainD02).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD02), n+1
@@ -1582,9 +1580,7 @@ func (m *ChainD02) copyInAt(src *ChainD02, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD02)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD03).Equal, (*ChainD03).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD03), n+1
@@ -1603,9 +1599,7 @@ func (m *ChainD03) copyInAt(src *ChainD03, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD03)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD04).Equal, (*ChainD04).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD04), n+1
@@ -1624,9 +1618,7 @@ func (m *ChainD04) copyInAt(src *ChainD04, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD04)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD05).Equal, (*ChainD05).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD05), n+1
@@ -1645,9 +1637,7 @@ func (m *ChainD05) copyInAt(src *ChainD05, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD05)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD06).Equal, (*ChainD06).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD06), n+1
@@ -1666,9 +1656,7 @@ func (m *ChainD06) copyInAt(src *ChainD06, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD06)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD07).Equal, (*ChainD07).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD07), n+1
@@ -1687,9 +1675,7 @@ func (m *ChainD07) copyInAt(src *ChainD07, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD07)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD08).Equal, (*ChainD08).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD08), n+1
@@ -1708,9 +1694,7 @@ func (m *ChainD08) copyInAt(src *ChainD08, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD08)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD09).Equal, (*ChainD09).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD09), n+1
@@ -1729,9 +1713,7 @@ func (m *ChainD09) copyInAt(src *ChainD09, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD09)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD10).Equal, (*ChainD10).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD10), n+1
@@ -1750,9 +1732,7 @@ func (m *ChainD10) copyInAt(src *ChainD10, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD10)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD11).Equal, (*ChainD11).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD11), n+1
@@ -1771,9 +1751,7 @@ func (m *ChainD11) copyInAt(src *ChainD11, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD11)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD12).Equal, (*ChainD12).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD12), n+1
@@ -1792,9 +1770,7 @@ func (m *ChainD12) copyInAt(src *ChainD12, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD12)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD13).Equal, (*ChainD13).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD13), n+1
@@ -1813,9 +1789,7 @@ func (m *ChainD13) copyInAt(src *ChainD13, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD13)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD14).Equal, (*ChainD14).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD14), n+1
@@ -1834,9 +1808,7 @@ func (m *ChainD14) copyInAt(src *ChainD14, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD14)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD15).Equal, (*ChainD15).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD15), n+1
@@ -1855,9 +1827,7 @@ func (m *ChainD15) copyInAt(src *ChainD15, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD15)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD16).Equal, (*ChainD16).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD16), n+1
@@ -1876,9 +1846,7 @@ func (m *ChainD16) copyInAt(src *ChainD16, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD16)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD17).Equal, (*ChainD17).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD17), n+1
@@ -1897,9 +1865,7 @@ func (m *ChainD17) copyInAt(src *ChainD17, fm *fieldmap.FieldMap, at int, win fi
 		src = new(ChainD17)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Next.Equal(src.Next) {
-			m.Next, n = src.Next.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*ChainD18).Equal, (*ChainD18).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Next != nil || src.Next != nil) {
 		if m.Next == nil {
 			m.Next, n = new(ChainD18), n+1

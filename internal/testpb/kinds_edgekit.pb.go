@@ -2251,9 +2251,7 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int, win 
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !m.OMessage.Equal(src.OMessage) {
-					m.OMessage, n = src.OMessage.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.OMessage, src.OMessage, (*Leaf).Equal, (*Leaf).Clone)
 			} else if m.OMessage != nil || src.OMessage != nil {
 				if m.OMessage == nil {
 					m.OMessage, n = new(Leaf), n+1
@@ -2310,9 +2308,7 @@ func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int, win fieldm
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Leaf.Equal(src.Leaf) {
-			m.Leaf, n = src.Leaf.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Leaf, src.Leaf, (*Leaf).Equal, (*Leaf).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Leaf != nil || src.Leaf != nil) {
 		if m.Leaf == nil {
 			m.Leaf, n = new(Leaf), n+1
@@ -2342,9 +2338,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key, n = src.Key.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key, (*Key).Equal, (*Key).Clone)
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(Key), n+1
@@ -2353,9 +2347,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 			}
 		case 9:
 			if win.Cover&(1<<9) != 0 {
-				if !m.Middle.Equal(src.Middle) {
-					m.Middle, n = src.Middle.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Middle, src.Middle, (*Middle).Equal, (*Middle).Clone)
 			} else if m.Middle != nil || src.Middle != nil {
 				if m.Middle == nil {
 					m.Middle, n = new(Middle), n+1
@@ -2444,9 +2436,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 			}
 		case 49:
 			if win.Cover&(1<<49) != 0 {
-				if !m.Scalars.Equal(src.Scalars) {
-					m.Scalars, n = src.Scalars.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Scalars, src.Scalars, (*Scalars).Equal, (*Scalars).Clone)
 			} else if m.Scalars != nil || src.Scalars != nil {
 				if m.Scalars == nil {
 					m.Scalars, n = new(Scalars), n+1
@@ -2457,9 +2447,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	}
 	cw1 := fm.Window(at + 64)
 	if cw1.Cover&(1<<2) != 0 {
-		if !m.Optionals.Equal(src.Optionals) {
-			m.Optionals, n = src.Optionals.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Optionals, src.Optionals, (*Optionals).Equal, (*Optionals).Clone)
 	} else if cw1.Below&(1<<2) != 0 && (m.Optionals != nil || src.Optionals != nil) {
 		if m.Optionals == nil {
 			m.Optionals, n = new(Optionals), n+1
@@ -2467,9 +2455,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		n += m.Optionals.copyInAt(src.Optionals, fm, at+67, cw1.Shift(3))
 	}
 	if cw1.Cover&(1<<18) != 0 {
-		if !m.Wkt.Equal(src.Wkt) {
-			m.Wkt, n = src.Wkt.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Wkt, src.Wkt, (*Wkt).Equal, (*Wkt).Clone)
 	} else if cw1.Below&(1<<18) != 0 && (m.Wkt != nil || src.Wkt != nil) {
 		if m.Wkt == nil {
 			m.Wkt, n = new(Wkt), n+1
@@ -2477,14 +2463,12 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		n += m.Wkt.copyInAt(src.Wkt, fm, at+83, cw1.Shift(19))
 	}
 	if cw1.Cover&(1<<29) != 0 {
-		if !(func(x, y *other.Label) bool {
+		n += fieldmap.CopyMessage(&m.Label, src.Label, func(x, y *other.Label) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.Label, src.Label) {
-			m.Label, n = fieldmap.Clone(src.Label), n+1
-		}
+		}, fieldmap.Clone[*other.Label])
 	} else if cw1.Below&(1<<29) != 0 && (m.Label != nil || src.Label != nil) {
 		if m.Label == nil {
 			m.Label, n = new(other.Label), n+1
@@ -2497,16 +2481,14 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	if cw1.Cover&(1<<39) != 0 && m.Password != src.Password {
 		m.Password, n = src.Password, n+1
 	}
-	if cw1.Cover&(1<<40) != 0 && !m.AtomicLeaf.Equal(src.AtomicLeaf) {
-		m.AtomicLeaf = src.AtomicLeaf.Clone()
-		n++
+	if cw1.Cover&(1<<40) != 0 {
+		n += fieldmap.CopyMessage(&m.AtomicLeaf, src.AtomicLeaf, (*Leaf).Equal, (*Leaf).Clone)
 	}
 	if (cw1.Cover|cw1.Below)&(1<<41) != 0 {
 		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+105), &m.LabelMap, src.LabelMap)
 	}
-	if cw1.Cover&(1<<42) != 0 && !m.Empty.Equal(src.Empty) {
-		m.Empty = src.Empty.Clone()
-		n++
+	if cw1.Cover&(1<<42) != 0 {
+		n += fieldmap.CopyMessage(&m.Empty, src.Empty, (*Empty).Equal, (*Empty).Clone)
 	}
 	return n
 }
@@ -2529,9 +2511,7 @@ func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		m.State, n = src.State, n+1
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.Sub.Equal(src.Sub) {
-			m.Sub, n = src.Sub.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Sub, src.Sub, (*SubKey).Equal, (*SubKey).Clone)
 	} else if win.Below&(1<<4) != 0 && (m.Sub != nil || src.Sub != nil) {
 		if m.Sub == nil {
 			m.Sub, n = new(SubKey), n+1
@@ -2566,45 +2546,21 @@ func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	for x := win.Cover&0x3ff | win.Below&0x300; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if !fieldmap.EqualTimestamp(m.Ts, src.Ts) {
-				m.Ts = fieldmap.Clone(src.Ts)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.Ts, src.Ts, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 1:
-			if !fieldmap.EqualDuration(m.Dur, src.Dur) {
-				m.Dur = fieldmap.Clone(src.Dur)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.Dur, src.Dur, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 2:
-			if !fieldmap.EqualStringValue(m.Str, src.Str) {
-				m.Str = fieldmap.Clone(src.Str)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.Str, src.Str, fieldmap.EqualStringValue, fieldmap.CloneStringValue)
 		case 3:
-			if !fieldmap.EqualInt64Value(m.I64, src.I64) {
-				m.I64 = fieldmap.Clone(src.I64)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.I64, src.I64, fieldmap.EqualInt64Value, fieldmap.CloneInt64Value)
 		case 4:
-			if !fieldmap.EqualBoolValue(m.Flag, src.Flag) {
-				m.Flag = fieldmap.Clone(src.Flag)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.Flag, src.Flag, fieldmap.EqualBoolValue, fieldmap.CloneBoolValue)
 		case 5:
-			if !fieldmap.EqualStruct(m.St, src.St) {
-				m.St = fieldmap.Clone(src.St)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.St, src.St, fieldmap.EqualStruct, fieldmap.CloneStruct)
 		case 6:
-			if !fieldmap.EqualAny(m.Any, src.Any) {
-				m.Any = fieldmap.Clone(src.Any)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.Any, src.Any, fieldmap.EqualAny, fieldmap.CloneAny)
 		case 7:
-			if !fieldmap.EqualValue(m.Val, src.Val) {
-				m.Val = fieldmap.Clone(src.Val)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.Val, src.Val, fieldmap.EqualValue, fieldmap.CloneValue)
 		case 8:
 			n += fieldmap.CopyMessageList(fm.ListActionAt(at+8), &m.Times, src.Times)
 		case 9:
@@ -2674,21 +2630,17 @@ func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
-	if win.Cover&(1<<1) != 0 && !m.Left.Equal(src.Left) {
-		m.Left = src.Left.Clone()
-		n++
+	if win.Cover&(1<<1) != 0 {
+		n += fieldmap.CopyMessage(&m.Left, src.Left, (*Tree).Equal, (*Tree).Clone)
 	}
-	if win.Cover&(1<<2) != 0 && !m.Right.Equal(src.Right) {
-		m.Right = src.Right.Clone()
-		n++
+	if win.Cover&(1<<2) != 0 {
+		n += fieldmap.CopyMessage(&m.Right, src.Right, (*Tree).Equal, (*Tree).Clone)
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.Children, src.Children)
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.Branch.Equal(src.Branch) {
-			m.Branch, n = src.Branch.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Branch, src.Branch, (*Branch).Equal, (*Branch).Clone)
 	} else if win.Below&(1<<4) != 0 && (m.Branch != nil || src.Branch != nil) {
 		if m.Branch == nil {
 			m.Branch, n = new(Branch), n+1
@@ -2706,9 +2658,8 @@ func (m *Branch) copyInAt_10ws6na(src *Branch, fm *fieldmap.FieldMap, at int, wi
 	if win.Cover&(1<<0) != 0 && m.Label != src.Label {
 		m.Label, n = src.Label, n+1
 	}
-	if win.Cover&(1<<1) != 0 && !m.Tree.Equal(src.Tree) {
-		m.Tree = src.Tree.Clone()
-		n++
+	if win.Cover&(1<<1) != 0 {
+		n += fieldmap.CopyMessage(&m.Tree, src.Tree, (*Tree).Equal, (*Tree).Clone)
 	}
 	return n
 }
@@ -2730,9 +2681,7 @@ func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int, win fieldm
 		m.Label, n = src.Label, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Tree.Equal(src.Tree) {
-			m.Tree, n = src.Tree.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Tree, src.Tree, (*Tree).Equal, (*Tree).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Tree != nil || src.Tree != nil) {
 		if m.Tree == nil {
 			m.Tree, n = new(Tree), n+1
@@ -2750,20 +2699,17 @@ func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int, win fie
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
-	if win.Cover&(1<<1) != 0 && !m.Left.Equal(src.Left) {
-		m.Left = src.Left.Clone()
-		n++
+	if win.Cover&(1<<1) != 0 {
+		n += fieldmap.CopyMessage(&m.Left, src.Left, (*Tree).Equal, (*Tree).Clone)
 	}
-	if win.Cover&(1<<2) != 0 && !m.Right.Equal(src.Right) {
-		m.Right = src.Right.Clone()
-		n++
+	if win.Cover&(1<<2) != 0 {
+		n += fieldmap.CopyMessage(&m.Right, src.Right, (*Tree).Equal, (*Tree).Clone)
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.Children, src.Children)
 	}
-	if win.Cover&(1<<4) != 0 && !m.Branch.Equal(src.Branch) {
-		m.Branch = src.Branch.Clone()
-		n++
+	if win.Cover&(1<<4) != 0 {
+		n += fieldmap.CopyMessage(&m.Branch, src.Branch, (*Branch).Equal, (*Branch).Clone)
 	}
 	return n
 }
@@ -2795,9 +2741,7 @@ func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Outer)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Inner.Equal(src.Inner) {
-			m.Inner, n = src.Inner.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Inner, src.Inner, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Inner != nil || src.Inner != nil) {
 		if m.Inner == nil {
 			m.Inner, n = new(Outer_Inner), n+1
@@ -2854,9 +2798,7 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fiel
 			n += fieldmap.Set(&m.ApiKey, src.ApiKey)
 		case 1:
 			if win.Cover&(1<<1) != 0 {
-				if !m.Leaf.Equal(src.Leaf) {
-					m.Leaf, n = src.Leaf.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Leaf, src.Leaf, (*Leaf).Equal, (*Leaf).Clone)
 			} else if m.Leaf != nil || src.Leaf != nil {
 				if m.Leaf == nil {
 					m.Leaf, n = new(Leaf), n+1
@@ -2921,9 +2863,7 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fiel
 			}
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				if !m.Outer.Equal(src.Outer) {
-					m.Outer, n = src.Outer.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Outer, src.Outer, (*Outer).Equal, (*Outer).Clone)
 			} else if m.Outer != nil || src.Outer != nil {
 				if m.Outer == nil {
 					m.Outer, n = new(Outer), n+1
@@ -2932,14 +2872,12 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fiel
 			}
 		case 27:
 			if win.Cover&(1<<27) != 0 {
-				if !(func(x, y *other.Label) bool {
+				n += fieldmap.CopyMessage(&m.Label, src.Label, func(x, y *other.Label) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Label, src.Label) {
-					m.Label, n = fieldmap.Clone(src.Label), n+1
-				}
+				}, fieldmap.Clone[*other.Label])
 			} else if m.Label != nil || src.Label != nil {
 				if m.Label == nil {
 					m.Label, n = new(other.Label), n+1

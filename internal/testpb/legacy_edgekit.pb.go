@@ -402,10 +402,7 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int, win fieldm
 				n++
 			}
 		case 6:
-			if !m.Next.Equal(src.Next) {
-				m.Next = src.Next.Clone()
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.Next, src.Next, (*Legacy).Equal, (*Legacy).Clone)
 		case 7:
 			if !fieldmap.EqualPtr(m.Id, src.Id) {
 				if src.Id == nil {
@@ -421,9 +418,7 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int, win fieldm
 			}
 		case 8:
 			if win.Cover&(1<<8) != 0 {
-				if !m.Item.Equal(src.Item) {
-					m.Item, n = src.Item.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Item, src.Item, (*Legacy_Item).Equal, (*Legacy_Item).Clone)
 			} else if m.Item != nil || src.Item != nil {
 				if m.Item == nil {
 					m.Item, n = new(Legacy_Item), n+1

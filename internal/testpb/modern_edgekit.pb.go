@@ -328,9 +328,7 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int, win fieldm
 			n += fieldmap.CopyList(fm.ListActionAt(at+5), &m.Expanded, src.Expanded)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !m.Part.Equal(src.Part) {
-					m.Part, n = src.Part.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Part, src.Part, (*Part).Equal, (*Part).Clone)
 			} else if m.Part != nil || src.Part != nil {
 				if m.Part == nil {
 					m.Part, n = new(Part), n+1

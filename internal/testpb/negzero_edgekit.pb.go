@@ -246,9 +246,7 @@ func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at i
 		src = new(NegZeroHolder)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Ext.Equal(src.Ext) {
-			m.Ext, n = src.Ext.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Ext, src.Ext, (*Extendable).Equal, (*Extendable).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Ext != nil || src.Ext != nil) {
 		if m.Ext == nil {
 			m.Ext, n = new(Extendable), n+1
@@ -256,14 +254,12 @@ func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at i
 		n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !(func(x, y *plain.Plain) bool {
+		n += fieldmap.CopyMessage(&m.Plain, src.Plain, func(x, y *plain.Plain) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*plain.Plain]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.Plain, src.Plain) {
-			m.Plain, n = fieldmap.Clone(src.Plain), n+1
-		}
+		}, fieldmap.Clone[*plain.Plain])
 	} else if win.Below&(1<<3) != 0 && (m.Plain != nil || src.Plain != nil) {
 		if m.Plain == nil {
 			m.Plain, n = new(plain.Plain), n+1

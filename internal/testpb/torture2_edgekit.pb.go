@@ -1772,9 +1772,7 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 			}
 		case 21:
 			if win.Cover&(1<<21) != 0 {
-				if !m.RMessage.Equal(src.RMessage) {
-					m.RMessage, n = src.RMessage.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.RMessage, src.RMessage, (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
 			} else if m.RMessage != nil || src.RMessage != nil {
 				if m.RMessage == nil {
 					m.RMessage, n = new(TortureDefaults_Inner), n+1
@@ -1962,9 +1960,7 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			n += fieldmap.CopyMessageList(fm.ListActionAt(at+8), &m.Row, src.Row)
 		case 11:
 			if win.Cover&(1<<11) != 0 {
-				if !m.Hidden.Equal(src.Hidden) {
-					m.Hidden, n = src.Hidden.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Hidden, src.Hidden, (*TortureGroups_Hidden).Equal, (*TortureGroups_Hidden).Clone)
 			} else if m.Hidden != nil || src.Hidden != nil {
 				if m.Hidden == nil {
 					m.Hidden, n = new(TortureGroups_Hidden), n+1
@@ -1979,9 +1975,7 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			n += fieldmap.CopyList(fm.ListActionAt(at+15), &m.Signs, src.Signs)
 		case 16:
 			if win.Cover&(1<<16) != 0 {
-				if !m.Nested.Equal(src.Nested) {
-					m.Nested, n = src.Nested.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Nested, src.Nested, (*TortureGroups_Nested).Equal, (*TortureGroups_Nested).Clone)
 			} else if m.Nested != nil || src.Nested != nil {
 				if m.Nested == nil {
 					m.Nested, n = new(TortureGroups_Nested), n+1
@@ -2029,9 +2023,8 @@ func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, 
 		}
 		n++
 	}
-	if win.Cover&(1<<2) != 0 && !m.Back.Equal(src.Back) {
-		m.Back = src.Back.Clone()
-		n++
+	if win.Cover&(1<<2) != 0 {
+		n += fieldmap.CopyMessage(&m.Back, src.Back, (*TortureGroups).Equal, (*TortureGroups).Clone)
 	}
 	return n
 }
@@ -2081,9 +2074,7 @@ func (m *TortureGroups_Nested) copyInAt(src *TortureGroups_Nested, fm *fieldmap.
 		src = new(TortureGroups_Nested)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Deeper.Equal(src.Deeper) {
-			m.Deeper, n = src.Deeper.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Deeper, src.Deeper, (*TortureGroups_Nested_Deeper).Equal, (*TortureGroups_Nested_Deeper).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Deeper != nil || src.Deeper != nil) {
 		if m.Deeper == nil {
 			m.Deeper, n = new(TortureGroups_Nested_Deeper), n+1
@@ -2171,9 +2162,7 @@ func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fie
 		n++
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.Back.Equal(src.Back) {
-			m.Back, n = src.Back.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Back, src.Back, (*TortureGroups).Equal, (*TortureGroups).Clone)
 	} else if win.Below&(1<<2) != 0 && (m.Back != nil || src.Back != nil) {
 		if m.Back == nil {
 			m.Back, n = new(TortureGroups), n+1
@@ -2256,9 +2245,7 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			n += fieldmap.CopyMessageList(fm.ListActionAt(at+5), &m.Row, src.Row)
 		case 8:
 			if win.Cover&(1<<8) != 0 {
-				if !m.Hidden.Equal(src.Hidden) {
-					m.Hidden, n = src.Hidden.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Hidden, src.Hidden, (*TortureGroups_Hidden).Equal, (*TortureGroups_Hidden).Clone)
 			} else if m.Hidden != nil || src.Hidden != nil {
 				if m.Hidden == nil {
 					m.Hidden, n = new(TortureGroups_Hidden), n+1
@@ -2273,9 +2260,7 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			n += fieldmap.CopyList(fm.ListActionAt(at+12), &m.Signs, src.Signs)
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				if !m.Nested.Equal(src.Nested) {
-					m.Nested, n = src.Nested.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Nested, src.Nested, (*TortureGroups_Nested).Equal, (*TortureGroups_Nested).Clone)
 			} else if m.Nested != nil || src.Nested != nil {
 				if m.Nested == nil {
 					m.Nested, n = new(TortureGroups_Nested), n+1
@@ -2388,9 +2373,7 @@ func (m *TortureLegacyKey2) copyInAt(src *TortureLegacyKey2, fm *fieldmap.FieldM
 		src = new(TortureLegacyKey2)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*TortureLegacyKeyValue).Equal, (*TortureLegacyKeyValue).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(TortureLegacyKeyValue), n+1
@@ -2438,9 +2421,7 @@ func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldma
 		n++
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.Part.Equal(src.Part) {
-			m.Part, n = src.Part.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Part, src.Part, (*TortureLegacyKeyValue_Part).Equal, (*TortureLegacyKeyValue_Part).Clone)
 	} else if win.Below&(1<<2) != 0 && (m.Part != nil || src.Part != nil) {
 		if m.Part == nil {
 			m.Part, n = new(TortureLegacyKeyValue_Part), n+1

@@ -823,9 +823,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			}
 		case 11:
 			if win.Cover&(1<<11) != 0 {
-				if !m.Delimited.Equal(src.Delimited) {
-					m.Delimited, n = src.Delimited.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Delimited, src.Delimited, (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
 			} else if m.Delimited != nil || src.Delimited != nil {
 				if m.Delimited == nil {
 					m.Delimited, n = new(TortureEditionPart), n+1
@@ -844,9 +842,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n += fieldmap.CopyList(fm.ListActionAt(at+22), &m.OpenList, src.OpenList)
 		case 23:
 			if win.Cover&(1<<23) != 0 {
-				if !m.RequiredPart.Equal(src.RequiredPart) {
-					m.RequiredPart, n = src.RequiredPart.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.RequiredPart, src.RequiredPart, (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
 			} else if m.RequiredPart != nil || src.RequiredPart != nil {
 				if m.RequiredPart == nil {
 					m.RequiredPart, n = new(TortureEditionPart), n+1
@@ -930,10 +926,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 		case 37:
 			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+37), &m.PartMap, src.PartMap)
 		case 38:
-			if !m.Self.Equal(src.Self) {
-				m.Self = src.Self.Clone()
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.Self, src.Self, (*TortureEdition).Equal, (*TortureEdition).Clone)
 		}
 	}
 	return n
@@ -1007,9 +1000,7 @@ func (m *TortureEditionKey) copyInAt(src *TortureEditionKey, fm *fieldmap.FieldM
 		n++
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Other.Equal(src.Other) {
-			m.Other, n = src.Other.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Other, src.Other, (*TortureEditionKeyValue).Equal, (*TortureEditionKeyValue).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Other != nil || src.Other != nil) {
 		if m.Other == nil {
 			m.Other, n = new(TortureEditionKeyValue), n+1
@@ -1083,9 +1074,7 @@ func (m *TortureEditionKeyed) copyInAt(src *TortureEditionKeyed, fm *fieldmap.Fi
 		src = new(TortureEditionKeyed)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*TortureEditionKeyValue).Equal, (*TortureEditionKeyValue).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(TortureEditionKeyValue), n+1

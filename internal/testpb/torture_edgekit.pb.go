@@ -4151,10 +4151,7 @@ func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int
 		case 27:
 			n += fieldmap.Set(&m.Error, src.Error)
 		case 28:
-			if !m.Self.Equal(src.Self) {
-				m.Self = src.Self.Clone()
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.Self, src.Self, (*TortureNames).Equal, (*TortureNames).Clone)
 		case 29:
 			if s1, ok := src.Select.(*TortureNames_Chan); ok && s1 != nil {
 				if d1, ok := m.Select.(*TortureNames_Chan); !ok || d1 == nil || d1.Chan != s1.Chan {
@@ -4203,9 +4200,8 @@ func (m *Torture_2X) copyInAt(src *Torture_2X, fm *fieldmap.FieldMap, at int, wi
 	if win.Cover&(1<<1) != 0 && m.B2C != src.B2C {
 		m.B2C, n = src.B2C, n+1
 	}
-	if win.Cover&(1<<2) != 0 && !m.Next_2.Equal(src.Next_2) {
-		m.Next_2 = src.Next_2.Clone()
-		n++
+	if win.Cover&(1<<2) != 0 {
+		n += fieldmap.CopyMessage(&m.Next_2, src.Next_2, (*Torture_2X).Equal, (*Torture_2X).Clone)
 	}
 	return n
 }
@@ -4226,9 +4222,8 @@ func (m *TortureLower) copyInAt(src *TortureLower, fm *fieldmap.FieldMap, at int
 	if win.Cover&(1<<0) != 0 && m.Value_ != src.Value_ {
 		m.Value_, n = src.Value_, n+1
 	}
-	if win.Cover&(1<<1) != 0 && !m.Again.Equal(src.Again) {
-		m.Again = src.Again.Clone()
-		n++
+	if win.Cover&(1<<1) != 0 {
+		n += fieldmap.CopyMessage(&m.Again, src.Again, (*TortureLower).Equal, (*TortureLower).Clone)
 	}
 	return n
 }
@@ -4247,9 +4242,7 @@ func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int, 
 		src = new(TortureDeep)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.L1.Equal(src.L1) {
-			m.L1, n = src.L1.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.L1, src.L1, (*TortureDeep_L1).Equal, (*TortureDeep_L1).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.L1 != nil || src.L1 != nil) {
 		if m.L1 == nil {
 			m.L1, n = new(TortureDeep_L1), n+1
@@ -4257,9 +4250,7 @@ func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int, 
 		n += m.L1.copyInAt(src.L1, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<10) != 0 {
-		if !m.Sibling.Equal(src.Sibling) {
-			m.Sibling, n = src.Sibling.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Sibling, src.Sibling, (*TortureDeep_Sibling).Equal, (*TortureDeep_Sibling).Clone)
 	} else if win.Below&(1<<10) != 0 && (m.Sibling != nil || src.Sibling != nil) {
 		if m.Sibling == nil {
 			m.Sibling, n = new(TortureDeep_Sibling), n+1
@@ -4267,9 +4258,7 @@ func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int, 
 		n += m.Sibling.copyInAt(src.Sibling, fm, at+11, win.Shift(11))
 	}
 	if win.Cover&(1<<13) != 0 {
-		if !m.Shortcut.Equal(src.Shortcut) {
-			m.Shortcut, n = src.Shortcut.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Shortcut, src.Shortcut, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
 	} else if win.Below&(1<<13) != 0 && (m.Shortcut != nil || src.Shortcut != nil) {
 		if m.Shortcut == nil {
 			m.Shortcut, n = new(TortureDeep_L1_L2_L3_L4), n+1
@@ -4285,9 +4274,7 @@ func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at
 		src = new(TortureDeep_L1)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.L2.Equal(src.L2) {
-			m.L2, n = src.L2.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.L2, src.L2, (*TortureDeep_L1_L2).Equal, (*TortureDeep_L1_L2).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.L2 != nil || src.L2 != nil) {
 		if m.L2 == nil {
 			m.L2, n = new(TortureDeep_L1_L2), n+1
@@ -4303,9 +4290,7 @@ func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldM
 		src = new(TortureDeep_L1_L2)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.L3.Equal(src.L3) {
-			m.L3, n = src.L3.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.L3, src.L3, (*TortureDeep_L1_L2_L3).Equal, (*TortureDeep_L1_L2_L3).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.L3 != nil || src.L3 != nil) {
 		if m.L3 == nil {
 			m.L3, n = new(TortureDeep_L1_L2_L3), n+1
@@ -4324,9 +4309,7 @@ func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.
 		src = new(TortureDeep_L1_L2_L3)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.L4.Equal(src.L4) {
-			m.L4, n = src.L4.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.L4, src.L4, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.L4 != nil || src.L4 != nil) {
 		if m.L4 == nil {
 			m.L4, n = new(TortureDeep_L1_L2_L3_L4), n+1
@@ -4771,9 +4754,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			}
 		case 39:
 			if win.Cover&(1<<39) != 0 {
-				if !m.OptMessage.Equal(src.OptMessage) {
-					m.OptMessage, n = src.OptMessage.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.OptMessage, src.OptMessage, (*TortureDeep_L1).Equal, (*TortureDeep_L1).Clone)
 			} else if m.OptMessage != nil || src.OptMessage != nil {
 				if m.OptMessage == nil {
 					m.OptMessage, n = new(TortureDeep_L1), n+1
@@ -4949,9 +4930,7 @@ func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at
 		m.Low, n = src.Low, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Child.Equal(src.Child) {
-			m.Child, n = src.Child.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Child, src.Child, (*TortureNumbersChild).Equal, (*TortureNumbersChild).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Child != nil || src.Child != nil) {
 		if m.Child == nil {
 			m.Child, n = new(TortureNumbersChild), n+1
@@ -4964,9 +4943,8 @@ func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at
 	if win.Cover&(1<<5) != 0 && m.Big != src.Big {
 		m.Big, n = src.Big, n+1
 	}
-	if win.Cover&(1<<6) != 0 && !m.Max.Equal(src.Max) {
-		m.Max = src.Max.Clone()
-		n++
+	if win.Cover&(1<<6) != 0 {
+		n += fieldmap.CopyMessage(&m.Max, src.Max, (*TortureNumbers).Equal, (*TortureNumbers).Clone)
 	}
 	return n
 }
@@ -4976,9 +4954,8 @@ func (m *TortureNumbersChild) copyInAt(src *TortureNumbersChild, fm *fieldmap.Fi
 	if src == nil {
 		src = new(TortureNumbersChild)
 	}
-	if win.Cover&(1<<0) != 0 && !m.Deeper.Equal(src.Deeper) {
-		m.Deeper = src.Deeper.Clone()
-		n++
+	if win.Cover&(1<<0) != 0 {
+		n += fieldmap.CopyMessage(&m.Deeper, src.Deeper, (*TortureNumbersChild).Equal, (*TortureNumbersChild).Clone)
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.SameFloat64(m.Value, src.Value) {
 		m.Value = src.Value
@@ -5012,9 +4989,7 @@ func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at i
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.B.Equal(src.B) {
-			m.B, n = src.B.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.B, src.B, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.B != nil || src.B != nil) {
 		if m.B == nil {
 			m.B, n = new(TortureCycleB), n+1
@@ -5036,9 +5011,7 @@ func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMa
 		m.Count, n = src.Count, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.C.Equal(src.C) {
-			m.C, n = src.C.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.C, src.C, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.C != nil || src.C != nil) {
 		if m.C == nil {
 			m.C, n = new(TortureCycleC), n+1
@@ -5053,9 +5026,8 @@ func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldM
 	if src == nil {
 		src = new(TortureCycleC)
 	}
-	if win.Cover&(1<<0) != 0 && !m.A.Equal(src.A) {
-		m.A = src.A.Clone()
-		n++
+	if win.Cover&(1<<0) != 0 {
+		n += fieldmap.CopyMessage(&m.A, src.A, (*TortureCycleA).Equal, (*TortureCycleA).Clone)
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
 		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+1), &m.Bs, src.Bs)
@@ -5071,9 +5043,8 @@ func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMa
 	if src == nil {
 		src = new(TortureCycleC)
 	}
-	if win.Cover&(1<<0) != 0 && !m.A.Equal(src.A) {
-		m.A = src.A.Clone()
-		n++
+	if win.Cover&(1<<0) != 0 {
+		n += fieldmap.CopyMessage(&m.A, src.A, (*TortureCycleA).Equal, (*TortureCycleA).Clone)
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
 		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+1), &m.Bs, src.Bs)
@@ -5101,9 +5072,7 @@ func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at i
 		m.Count, n = src.Count, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.C.Equal(src.C) {
-			m.C, n = src.C.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.C, src.C, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.C != nil || src.C != nil) {
 		if m.C == nil {
 			m.C, n = new(TortureCycleC), n+1
@@ -5119,9 +5088,7 @@ func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMa
 		src = new(TortureCycleC)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.A.Equal(src.A) {
-			m.A, n = src.A.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.A, src.A, (*TortureCycleA).Equal, (*TortureCycleA).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.A != nil || src.A != nil) {
 		if m.A == nil {
 			m.A, n = new(TortureCycleA), n+1
@@ -5145,9 +5112,8 @@ func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldM
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
-	if win.Cover&(1<<1) != 0 && !m.B.Equal(src.B) {
-		m.B = src.B.Clone()
-		n++
+	if win.Cover&(1<<1) != 0 {
+		n += fieldmap.CopyMessage(&m.B, src.B, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+2), &m.Cs, src.Cs)
@@ -5169,9 +5135,7 @@ func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at i
 		src = new(TortureCycleC)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.A.Equal(src.A) {
-			m.A, n = src.A.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.A, src.A, (*TortureCycleA).Equal, (*TortureCycleA).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.A != nil || src.A != nil) {
 		if m.A == nil {
 			m.A, n = new(TortureCycleA), n+1
@@ -5196,9 +5160,7 @@ func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldM
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.B.Equal(src.B) {
-			m.B, n = src.B.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.B, src.B, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.B != nil || src.B != nil) {
 		if m.B == nil {
 			m.B, n = new(TortureCycleB), n+1
@@ -5219,9 +5181,8 @@ func (m *TortureCycleB) copyInAt_bdy655(src *TortureCycleB, fm *fieldmap.FieldMa
 	if win.Cover&(1<<0) != 0 && m.Count != src.Count {
 		m.Count, n = src.Count, n+1
 	}
-	if win.Cover&(1<<1) != 0 && !m.C.Equal(src.C) {
-		m.C = src.C.Clone()
-		n++
+	if win.Cover&(1<<1) != 0 {
+		n += fieldmap.CopyMessage(&m.C, src.C, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
 	}
 	return n
 }
@@ -5765,10 +5726,7 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 		case 55:
 			n += fieldmap.Set(&m.W120, src.W120)
 		case 56:
-			if !m.Again.Equal(src.Again) {
-				m.Again = src.Again.Clone()
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.Again, src.Again, (*TortureWide).Equal, (*TortureWide).Clone)
 		}
 	}
 	return n
@@ -5788,9 +5746,7 @@ func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int, wi
 		src = new(TortureKey)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(TortureKeyValue), n+1
@@ -5818,9 +5774,7 @@ func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, 
 		m.Mood, n = src.Mood, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Part.Equal(src.Part) {
-			m.Part, n = src.Part.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Part, src.Part, (*TortureKeyPart).Equal, (*TortureKeyPart).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Part != nil || src.Part != nil) {
 		if m.Part == nil {
 			m.Part, n = new(TortureKeyPart), n+1
@@ -5863,9 +5817,7 @@ func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at
 		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.Leaf.Equal(src.Leaf) {
-			m.Leaf, n = src.Leaf.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Leaf, src.Leaf, (*TortureKeyLeaf).Equal, (*TortureKeyLeaf).Clone)
 	} else if win.Below&(1<<2) != 0 && (m.Leaf != nil || src.Leaf != nil) {
 		if m.Leaf == nil {
 			m.Leaf, n = new(TortureKeyLeaf), n+1
@@ -5942,9 +5894,8 @@ func (m *TortureEmptyKey) copyInAt(src *TortureEmptyKey, fm *fieldmap.FieldMap, 
 	if src == nil {
 		src = new(TortureEmptyKey)
 	}
-	if win.Cover&(1<<0) != 0 && !m.Key.Equal(src.Key) {
-		m.Key = src.Key.Clone()
-		n++
+	if win.Cover&(1<<0) != 0 {
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*Empty).Equal, (*Empty).Clone)
 	}
 	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1

@@ -14,8 +14,12 @@
 // types, not with the number of flags. A nil src sub-message reads as
 // empty; lists and maps are copied as units, with the add and remove list
 // actions where the map sets them and the schema allows them. Values are
-// compared and copied with the shared value expressions of package gen. It
-// uses no reflection and allocates only the copies it makes.
+// compared and copied with the shared value expressions of package gen;
+// a whole message field, lists and maps of messages go through shared
+// fieldmap helpers (CopyMessage, CopyMessageList, CopyMessageMap) compiled
+// once for every message type, so that they cost each field a call rather
+// than a body. It uses no reflection and allocates only the copies it
+// makes.
 package copyin
 
 import (
@@ -256,6 +260,17 @@ func (f *feature) field(sf *gen.ShapeField, block, w string, start int, tested b
 			return
 		}
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
+		if gen.IsMessage(fd) {
+			// A message copied as a unit (a well-known type): one call.
+			if tested {
+				g.P("if ", cover, " {")
+			}
+			f.copyMessage(fd, dv, sv)
+			if tested {
+				g.P("}")
+			}
+			return
+		}
 		if g.SameExpr(fd, dv, sv) == dv+" == "+sv && !(block != "" && gen.IsPointerScalar(fd)) {
 			// A comparable value.
 			if tested {
@@ -325,9 +340,7 @@ func (f *feature) field(sf *gen.ShapeField, block, w string, start int, tested b
 			return
 		}
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
-		g.P("if ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
-		g.P(dv, ", ", l.n, " = ", g.CloneExpr(fd, sv), ", ", l.n, "+1")
-		g.P("}")
+		f.copyMessage(fd, dv, sv)
 		below := "} else if " + dv + " != nil || " + sv + " != nil {"
 		if tested {
 			below = "} else if " + w + ".Below&" + bit + " != 0 && (" + dv + " != nil || " + sv + " != nil) {"
@@ -336,6 +349,19 @@ func (f *feature) field(sf *gen.ShapeField, block, w string, start int, tested b
 		f.recurse(sf, w, start)
 		g.P("}")
 	}
+}
+
+// copyMessage emits the copy of singular message field fd as a whole, dv
+// and sv being the destination and source fields: one call of a shared
+// helper with the message type's Equal and Clone, not their bodies at
+// every field.
+func (f *feature) copyMessage(fd *protogen.Field, dv, sv string) {
+	g, l := f.g, f.l
+	clone := g.ElemCloneFunc(fd)
+	if name := gen.WellKnownHelper(fd.Message); name != "" {
+		clone = g.Fieldmap("Clone" + name)
+	}
+	g.P(l.n, " += ", g.Fieldmap("CopyMessage"), "(&", dv, ", ", sv, ", ", g.MessageEqualFunc(fd.Message), ", ", clone, ")")
 }
 
 // oneofUnit emits the copy of oneof member fd as one value, with presence.

@@ -596,9 +596,8 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 		m.Longitude = src.Longitude
 		n++
 	}
-	if win.Cover&(1<<2) != 0 && !fieldmap.EqualTimestamp(m.Since, src.Since) {
-		m.Since = fieldmap.Clone(src.Since)
-		n++
+	if win.Cover&(1<<2) != 0 {
+		n += fieldmap.CopyMessage(&m.Since, src.Since, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
 	return n
 }
@@ -670,9 +669,7 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key, n = src.Key.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key, (*SiteKey).Equal, (*SiteKey).Clone)
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(SiteKey), n+1
@@ -681,9 +678,7 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				if !m.Location.Equal(src.Location) {
-					m.Location, n = src.Location.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Location, src.Location, (*Location).Equal, (*Location).Clone)
 			} else if m.Location != nil || src.Location != nil {
 				if m.Location == nil {
 					m.Location, n = new(Location), n+1
@@ -698,9 +693,7 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 			n += fieldmap.CopyMessageList(fm.ListActionAt(at+9), &m.Flavors, src.Flavors)
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				if !m.Quota.Equal(src.Quota) {
-					m.Quota, n = src.Quota.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Quota, src.Quota, (*Resources).Equal, (*Resources).Clone)
 			} else if m.Quota != nil || src.Quota != nil {
 				if m.Quota == nil {
 					m.Quota, n = new(Resources), n+1
@@ -708,10 +701,7 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 				n += m.Quota.copyInAt(src.Quota, fm, at+14, win.Shift(14))
 			}
 		case 17:
-			if !fieldmap.EqualDuration(m.Timeout, src.Timeout) {
-				m.Timeout = fieldmap.Clone(src.Timeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.Timeout, src.Timeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 18:
 			if s1, ok := src.Platform.(*Site_Kubeconfig); ok && s1 != nil {
 				if d1, ok := m.Platform.(*Site_Kubeconfig); !ok || d1 == nil || d1.Kubeconfig != s1.Kubeconfig {
@@ -761,9 +751,7 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 			}
 		case 24:
 			if win.Cover&(1<<24) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status, n = src.Status.Clone(), n+1
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status, (*Status).Equal, (*Status).Clone)
 			} else if m.Status != nil || src.Status != nil {
 				if m.Status == nil {
 					m.Status, n = new(Status), n+1

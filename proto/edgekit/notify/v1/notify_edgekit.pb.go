@@ -2674,14 +2674,12 @@ func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Hello)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !(func(x, y *edgeproto.CloudletKey) bool {
+		n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey, func(x, y *edgeproto.CloudletKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.CloudletKey, src.CloudletKey) {
-			m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.CloudletKey])
 	} else if win.Below&(1<<0) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
 		if m.CloudletKey == nil {
 			m.CloudletKey, n = new(edgeproto.CloudletKey), n+1
@@ -2882,14 +2880,12 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !(func(x, y *edgeproto.CloudletKey) bool {
+				n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.CloudletKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Key, src.Key) {
-					m.Key, n = fieldmap.Clone(src.Key), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.CloudletKey])
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(edgeproto.CloudletKey), n+1
@@ -2916,14 +2912,12 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				if !(func(x, y *edgeproto.StatusInfo) bool {
+				n += fieldmap.CopyMessage(&m.Status, src.Status, func(x, y *edgeproto.StatusInfo) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.StatusInfo]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Status, src.Status) {
-					m.Status, n = fieldmap.Clone(src.Status), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.StatusInfo])
 			} else if m.Status != nil || src.Status != nil {
 				if m.Status == nil {
 					m.Status, n = new(edgeproto.StatusInfo), n+1
@@ -2932,14 +2926,12 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				if !(func(x, y *edgeproto.InfraResourcesSnapshot) bool {
+				n += fieldmap.CopyMessage(&m.ResourcesSnapshot, src.ResourcesSnapshot, func(x, y *edgeproto.InfraResourcesSnapshot) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.InfraResourcesSnapshot]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.ResourcesSnapshot, src.ResourcesSnapshot) {
-					m.ResourcesSnapshot, n = fieldmap.Clone(src.ResourcesSnapshot), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.InfraResourcesSnapshot])
 			} else if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
 				if m.ResourcesSnapshot == nil {
 					m.ResourcesSnapshot, n = new(edgeproto.InfraResourcesSnapshot), n+1
@@ -2955,10 +2947,7 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 		case 49:
 			n += fieldmap.Set(&m.ActiveCrmInstance, src.ActiveCrmInstance)
 		case 50:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 51:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
@@ -3035,9 +3024,8 @@ func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt
 	if (win.Cover|win.Below)&(1<<11) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+11), &m.VmAppInsts, src.VmAppInsts)
 	}
-	if win.Cover&(1<<14) != 0 && !fieldmap.EqualTimestamp(m.TakenAt, src.TakenAt) {
-		m.TakenAt = fieldmap.Clone(src.TakenAt)
-		n++
+	if win.Cover&(1<<14) != 0 {
+		n += fieldmap.CopyMessage(&m.TakenAt, src.TakenAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
 	return n
 }
@@ -3128,14 +3116,12 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !(func(x, y *edgeproto.ClusterKey) bool {
+				n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.ClusterKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Key, src.Key) {
-					m.Key, n = fieldmap.Clone(src.Key), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.ClusterKey])
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(edgeproto.ClusterKey), n+1
@@ -3150,14 +3136,12 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !(func(x, y *edgeproto.StatusInfo) bool {
+				n += fieldmap.CopyMessage(&m.Status, src.Status, func(x, y *edgeproto.StatusInfo) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.StatusInfo]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Status, src.Status) {
-					m.Status, n = fieldmap.Clone(src.Status), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.StatusInfo])
 			} else if m.Status != nil || src.Status != nil {
 				if m.Status == nil {
 					m.Status, n = new(edgeproto.StatusInfo), n+1
@@ -3166,14 +3150,12 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 			}
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				if !(func(x, y *edgeproto.InfraResources) bool {
+				n += fieldmap.CopyMessage(&m.Resources, src.Resources, func(x, y *edgeproto.InfraResources) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.InfraResources]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Resources, src.Resources) {
-					m.Resources, n = fieldmap.Clone(src.Resources), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.InfraResources])
 			} else if m.Resources != nil || src.Resources != nil {
 				if m.Resources == nil {
 					m.Resources, n = new(edgeproto.InfraResources), n+1
@@ -3183,10 +3165,7 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 		case 28:
 			n += fieldmap.Set(&m.Kubeconfig, src.Kubeconfig)
 		case 29:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 30:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
@@ -3277,14 +3256,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !(func(x, y *edgeproto.AppInstKey) bool {
+				n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.AppInstKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Key, src.Key) {
-					m.Key, n = fieldmap.Clone(src.Key), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.AppInstKey])
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(edgeproto.AppInstKey), n+1
@@ -3299,14 +3276,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !(func(x, y *edgeproto.StatusInfo) bool {
+				n += fieldmap.CopyMessage(&m.Status, src.Status, func(x, y *edgeproto.StatusInfo) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.StatusInfo]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Status, src.Status) {
-					m.Status, n = fieldmap.Clone(src.Status), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.StatusInfo])
 			} else if m.Status != nil || src.Status != nil {
 				if m.Status == nil {
 					m.Status, n = new(edgeproto.StatusInfo), n+1
@@ -3317,14 +3292,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
-				if !(func(x, y *edgeproto.AppInstRuntime) bool {
+				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo, func(x, y *edgeproto.AppInstRuntime) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstRuntime]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.RuntimeInfo, src.RuntimeInfo) {
-					m.RuntimeInfo, n = fieldmap.Clone(src.RuntimeInfo), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.AppInstRuntime])
 			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
 				if m.RuntimeInfo == nil {
 					m.RuntimeInfo, n = new(edgeproto.AppInstRuntime), n+1
@@ -3334,10 +3307,7 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 		case 24:
 			n += fieldmap.Set(&m.Uri, src.Uri)
 		case 25:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 26:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
@@ -3394,14 +3364,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_copyInAt(m
 		src = new(edgeproto.TrustPolicyException)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !(func(x, y *edgeproto.TrustPolicyExceptionKey) bool {
+		n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.TrustPolicyExceptionKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyExceptionKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.Key, src.Key) {
-			m.Key, n = fieldmap.Clone(src.Key), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.TrustPolicyExceptionKey])
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(edgeproto.TrustPolicyExceptionKey), n+1
@@ -3429,14 +3397,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionKeyu340wz_copyInAt
 		src = new(edgeproto.TrustPolicyExceptionKey)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !(func(x, y *edgeproto.AppKey) bool {
+		n += fieldmap.CopyMessage(&m.AppKey, src.AppKey, func(x, y *edgeproto.AppKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.AppKey, src.AppKey) {
-			m.AppKey, n = fieldmap.Clone(src.AppKey), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.AppKey])
 	} else if win.Below&(1<<0) != 0 && (m.AppKey != nil || src.AppKey != nil) {
 		if m.AppKey == nil {
 			m.AppKey, n = new(edgeproto.AppKey), n+1
@@ -3444,14 +3410,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionKeyu340wz_copyInAt
 		n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.AppKey, src.AppKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !(func(x, y *edgeproto.CloudletPoolKey) bool {
+		n += fieldmap.CopyMessage(&m.CloudletPoolKey, src.CloudletPoolKey, func(x, y *edgeproto.CloudletPoolKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletPoolKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.CloudletPoolKey, src.CloudletPoolKey) {
-			m.CloudletPoolKey, n = fieldmap.Clone(src.CloudletPoolKey), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.CloudletPoolKey])
 	} else if win.Below&(1<<4) != 0 && (m.CloudletPoolKey != nil || src.CloudletPoolKey != nil) {
 		if m.CloudletPoolKey == nil {
 			m.CloudletPoolKey, n = new(edgeproto.CloudletPoolKey), n+1
@@ -3521,14 +3485,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_co
 		src = new(edgeproto.TrustPolicyExceptionInstance)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !(func(x, y *edgeproto.AppInstKey) bool {
+		n += fieldmap.CopyMessage(&m.AppInstKey, src.AppInstKey, func(x, y *edgeproto.AppInstKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.AppInstKey, src.AppInstKey) {
-			m.AppInstKey, n = fieldmap.Clone(src.AppInstKey), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.AppInstKey])
 	} else if win.Below&(1<<0) != 0 && (m.AppInstKey != nil || src.AppInstKey != nil) {
 		if m.AppInstKey == nil {
 			m.AppInstKey, n = new(edgeproto.AppInstKey), n+1
@@ -3536,14 +3498,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_co
 		n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.AppInstKey, src.AppInstKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !(func(x, y *edgeproto.CloudletKey) bool {
+		n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey, func(x, y *edgeproto.CloudletKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.CloudletKey, src.CloudletKey) {
-			m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.CloudletKey])
 	} else if win.Below&(1<<3) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
 		if m.CloudletKey == nil {
 			m.CloudletKey, n = new(edgeproto.CloudletKey), n+1
@@ -3557,14 +3517,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_co
 		n += fieldmap.CopyList(fm.ListActionAt(at+7), &m.Errors, src.Errors)
 	}
 	if win.Cover&(1<<8) != 0 {
-		if !(func(x, y *edgeproto.ClusterKey) bool {
+		n += fieldmap.CopyMessage(&m.ClusterKey, src.ClusterKey, func(x, y *edgeproto.ClusterKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.ClusterKey, src.ClusterKey) {
-			m.ClusterKey, n = fieldmap.Clone(src.ClusterKey), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.ClusterKey])
 	} else if win.Below&(1<<8) != 0 && (m.ClusterKey != nil || src.ClusterKey != nil) {
 		if m.ClusterKey == nil {
 			m.ClusterKey, n = new(edgeproto.ClusterKey), n+1
@@ -3750,9 +3708,8 @@ func (m *SyncStart) copyInAt(src *SyncStart, fm *fieldmap.FieldMap, at int, win 
 	if win.Cover&(1<<0) != 0 && m.Revision != src.Revision {
 		m.Revision, n = src.Revision, n+1
 	}
-	if win.Cover&(1<<1) != 0 && !fieldmap.EqualDuration(m.KeepaliveInterval, src.KeepaliveInterval) {
-		m.KeepaliveInterval = fieldmap.Clone(src.KeepaliveInterval)
-		n++
+	if win.Cover&(1<<1) != 0 {
+		n += fieldmap.CopyMessage(&m.KeepaliveInterval, src.KeepaliveInterval, fieldmap.EqualDuration, fieldmap.CloneDuration)
 	}
 	if win.Cover&(1<<2) != 0 && m.Resumed != src.Resumed {
 		m.Resumed, n = src.Resumed, n+1
@@ -4073,65 +4030,29 @@ func _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(m, src *edgepr
 	for x := win.Cover & 0x3fff; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if !fieldmap.EqualDuration(m.CreateClusterInstTimeout, src.CreateClusterInstTimeout) {
-				m.CreateClusterInstTimeout = fieldmap.Clone(src.CreateClusterInstTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreateClusterInstTimeout, src.CreateClusterInstTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 1:
-			if !fieldmap.EqualDuration(m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout) {
-				m.UpdateClusterInstTimeout = fieldmap.Clone(src.UpdateClusterInstTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdateClusterInstTimeout, src.UpdateClusterInstTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 2:
-			if !fieldmap.EqualDuration(m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout) {
-				m.DeleteClusterInstTimeout = fieldmap.Clone(src.DeleteClusterInstTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.DeleteClusterInstTimeout, src.DeleteClusterInstTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 3:
-			if !fieldmap.EqualDuration(m.CreateAppInstTimeout, src.CreateAppInstTimeout) {
-				m.CreateAppInstTimeout = fieldmap.Clone(src.CreateAppInstTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreateAppInstTimeout, src.CreateAppInstTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 4:
-			if !fieldmap.EqualDuration(m.UpdateAppInstTimeout, src.UpdateAppInstTimeout) {
-				m.UpdateAppInstTimeout = fieldmap.Clone(src.UpdateAppInstTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdateAppInstTimeout, src.UpdateAppInstTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 5:
-			if !fieldmap.EqualDuration(m.DeleteAppInstTimeout, src.DeleteAppInstTimeout) {
-				m.DeleteAppInstTimeout = fieldmap.Clone(src.DeleteAppInstTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.DeleteAppInstTimeout, src.DeleteAppInstTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 6:
-			if !fieldmap.EqualDuration(m.CreateCloudletTimeout, src.CreateCloudletTimeout) {
-				m.CreateCloudletTimeout = fieldmap.Clone(src.CreateCloudletTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreateCloudletTimeout, src.CreateCloudletTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 7:
-			if !fieldmap.EqualDuration(m.UpdateCloudletTimeout, src.UpdateCloudletTimeout) {
-				m.UpdateCloudletTimeout = fieldmap.Clone(src.UpdateCloudletTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdateCloudletTimeout, src.UpdateCloudletTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 8:
-			if !fieldmap.EqualDuration(m.CloudletInfoPushInterval, src.CloudletInfoPushInterval) {
-				m.CloudletInfoPushInterval = fieldmap.Clone(src.CloudletInfoPushInterval)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CloudletInfoPushInterval, src.CloudletInfoPushInterval, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 9:
-			if !fieldmap.EqualDuration(m.ResourceSnapshotInterval, src.ResourceSnapshotInterval) {
-				m.ResourceSnapshotInterval = fieldmap.Clone(src.ResourceSnapshotInterval)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.ResourceSnapshotInterval, src.ResourceSnapshotInterval, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 10:
-			if !fieldmap.EqualDuration(m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout) {
-				m.CloudletMaintenanceTimeout = fieldmap.Clone(src.CloudletMaintenanceTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CloudletMaintenanceTimeout, src.CloudletMaintenanceTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 11:
-			if !fieldmap.EqualDuration(m.CrmConnectTimeout, src.CrmConnectTimeout) {
-				m.CrmConnectTimeout = fieldmap.Clone(src.CrmConnectTimeout)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CrmConnectTimeout, src.CrmConnectTimeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 		case 12:
 			n += fieldmap.Set(&m.MaxTrackedDmeClients, src.MaxTrackedDmeClients)
 		case 13:
@@ -4147,14 +4068,12 @@ func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(m, src *edgepro
 		src = new(edgeproto.Flavor)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !(func(x, y *edgeproto.FlavorKey) bool {
+		n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.FlavorKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.FlavorKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.Key, src.Key) {
-			m.Key, n = fieldmap.Clone(src.Key), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.FlavorKey])
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(edgeproto.FlavorKey), n+1
@@ -4199,14 +4118,12 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !(func(x, y *edgeproto.CloudletKey) bool {
+				n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.CloudletKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Key, src.Key) {
-					m.Key, n = fieldmap.Clone(src.Key), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.CloudletKey])
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(edgeproto.CloudletKey), n+1
@@ -4221,14 +4138,12 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 			n += fieldmap.Set(&m.PlatformType, src.PlatformType)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !(func(x, y *edgeproto.Location) bool {
+				n += fieldmap.CopyMessage(&m.Location, src.Location, func(x, y *edgeproto.Location) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.Location]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Location, src.Location) {
-					m.Location, n = fieldmap.Clone(src.Location), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.Location])
 			} else if m.Location != nil || src.Location != nil {
 				if m.Location == nil {
 					m.Location, n = new(edgeproto.Location), n+1
@@ -4245,14 +4160,12 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 			n += fieldmap.CopyMap(fm.ListActionAt(at+15), &m.EnvVars, src.EnvVars)
 		case 16:
 			if win.Cover&(1<<16) != 0 {
-				if !(func(x, y *edgeproto.PlatformConfig) bool {
+				n += fieldmap.CopyMessage(&m.Config, src.Config, func(x, y *edgeproto.PlatformConfig) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.PlatformConfig]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Config, src.Config) {
-					m.Config, n = fieldmap.Clone(src.Config), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.PlatformConfig])
 			} else if m.Config != nil || src.Config != nil {
 				if m.Config == nil {
 					m.Config, n = new(edgeproto.PlatformConfig), n+1
@@ -4278,15 +4191,9 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 		case 33:
 			n += fieldmap.Set(&m.NumDynamicIps, src.NumDynamicIps)
 		case 34:
-			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 35:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 36:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
@@ -4365,14 +4272,12 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(m, src *ed
 		src = new(edgeproto.TrustPolicy)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !(func(x, y *edgeproto.TrustPolicyKey) bool {
+		n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.TrustPolicyKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.Key, src.Key) {
-			m.Key, n = fieldmap.Clone(src.Key), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.TrustPolicyKey])
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(edgeproto.TrustPolicyKey), n+1
@@ -4408,14 +4313,12 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !(func(x, y *edgeproto.AppKey) bool {
+				n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.AppKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Key, src.Key) {
-					m.Key, n = fieldmap.Clone(src.Key), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.AppKey])
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(edgeproto.AppKey), n+1
@@ -4455,15 +4358,9 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 		case 36:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+36), &m.Annotations, src.Annotations)
 		case 37:
-			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 38:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 39:
 			n += fieldmap.Set(&m.AccessType, src.AccessType)
 		}
@@ -4543,14 +4440,12 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !(func(x, y *edgeproto.ClusterKey) bool {
+				n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.ClusterKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Key, src.Key) {
-					m.Key, n = fieldmap.Clone(src.Key), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.ClusterKey])
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(edgeproto.ClusterKey), n+1
@@ -4559,14 +4454,12 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				if !(func(x, y *edgeproto.CloudletKey) bool {
+				n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey, func(x, y *edgeproto.CloudletKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.CloudletKey, src.CloudletKey) {
-					m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.CloudletKey])
 			} else if m.CloudletKey != nil || src.CloudletKey != nil {
 				if m.CloudletKey == nil {
 					m.CloudletKey, n = new(edgeproto.CloudletKey), n+1
@@ -4591,14 +4484,12 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 			n += fieldmap.Set(&m.KubernetesVersion, src.KubernetesVersion)
 		case 23:
 			if win.Cover&(1<<23) != 0 {
-				if !(func(x, y *edgeproto.InfraResources) bool {
+				n += fieldmap.CopyMessage(&m.Resources, src.Resources, func(x, y *edgeproto.InfraResources) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.InfraResources]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Resources, src.Resources) {
-					m.Resources, n = fieldmap.Clone(src.Resources), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.InfraResources])
 			} else if m.Resources != nil || src.Resources != nil {
 				if m.Resources == nil {
 					m.Resources, n = new(edgeproto.InfraResources), n+1
@@ -4614,15 +4505,9 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 		case 41:
 			n += fieldmap.Set(&m.MultiTenant, src.MultiTenant)
 		case 42:
-			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 43:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 44:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
@@ -4642,14 +4527,12 @@ func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgep
 		m.NumNodes, n = src.NumNodes, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !(func(x, y *edgeproto.NodeResources) bool {
+		n += fieldmap.CopyMessage(&m.NodeResources, src.NodeResources, func(x, y *edgeproto.NodeResources) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.NodeResources]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.NodeResources, src.NodeResources) {
-			m.NodeResources, n = fieldmap.Clone(src.NodeResources), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.NodeResources])
 	} else if win.Below&(1<<2) != 0 && (m.NodeResources != nil || src.NodeResources != nil) {
 		if m.NodeResources == nil {
 			m.NodeResources, n = new(edgeproto.NodeResources), n+1
@@ -4694,14 +4577,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !(func(x, y *edgeproto.AppInstKey) bool {
+				n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.AppInstKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Key, src.Key) {
-					m.Key, n = fieldmap.Clone(src.Key), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.AppInstKey])
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(edgeproto.AppInstKey), n+1
@@ -4710,14 +4591,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				if !(func(x, y *edgeproto.AppKey) bool {
+				n += fieldmap.CopyMessage(&m.AppKey, src.AppKey, func(x, y *edgeproto.AppKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.AppKey, src.AppKey) {
-					m.AppKey, n = fieldmap.Clone(src.AppKey), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.AppKey])
 			} else if m.AppKey != nil || src.AppKey != nil {
 				if m.AppKey == nil {
 					m.AppKey, n = new(edgeproto.AppKey), n+1
@@ -4726,14 +4605,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 			}
 		case 7:
 			if win.Cover&(1<<7) != 0 {
-				if !(func(x, y *edgeproto.ClusterKey) bool {
+				n += fieldmap.CopyMessage(&m.ClusterKey, src.ClusterKey, func(x, y *edgeproto.ClusterKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.ClusterKey, src.ClusterKey) {
-					m.ClusterKey, n = fieldmap.Clone(src.ClusterKey), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.ClusterKey])
 			} else if m.ClusterKey != nil || src.ClusterKey != nil {
 				if m.ClusterKey == nil {
 					m.ClusterKey, n = new(edgeproto.ClusterKey), n+1
@@ -4742,14 +4619,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !(func(x, y *edgeproto.CloudletKey) bool {
+				n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey, func(x, y *edgeproto.CloudletKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.CloudletKey, src.CloudletKey) {
-					m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.CloudletKey])
 			} else if m.CloudletKey != nil || src.CloudletKey != nil {
 				if m.CloudletKey == nil {
 					m.CloudletKey, n = new(edgeproto.CloudletKey), n+1
@@ -4772,14 +4647,12 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 27:
 			if win.Cover&(1<<27) != 0 {
-				if !(func(x, y *edgeproto.AppInstRuntime) bool {
+				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo, func(x, y *edgeproto.AppInstRuntime) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstRuntime]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.RuntimeInfo, src.RuntimeInfo) {
-					m.RuntimeInfo, n = fieldmap.Clone(src.RuntimeInfo), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.AppInstRuntime])
 			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
 				if m.RuntimeInfo == nil {
 					m.RuntimeInfo, n = new(edgeproto.AppInstRuntime), n+1
@@ -4789,15 +4662,9 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 		case 37:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+37), &m.Annotations, src.Annotations)
 		case 38:
-			if !fieldmap.EqualTimestamp(m.CreatedAt, src.CreatedAt) {
-				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.CreatedAt, src.CreatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 39:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 40:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}

@@ -864,9 +864,7 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 		n += fieldmap.CopyList(fm.ListActionAt(at+113), &m.Fields, src.Fields)
 	}
 	if cw1.Cover&(1<<50) != 0 {
-		if !m.Fence.Equal(src.Fence) {
-			m.Fence, n = src.Fence.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Fence, src.Fence, (*Fence).Equal, (*Fence).Clone)
 	} else if cw1.Below&(1<<50) != 0 && (m.Fence != nil || src.Fence != nil) {
 		if m.Fence == nil {
 			m.Fence, n = new(Fence), n+1
@@ -925,14 +923,12 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !(func(x, y *edgeproto.CloudletKey) bool {
+				n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.CloudletKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Key, src.Key) {
-					m.Key, n = fieldmap.Clone(src.Key), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.CloudletKey])
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(edgeproto.CloudletKey), n+1
@@ -959,14 +955,12 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				if !(func(x, y *edgeproto.StatusInfo) bool {
+				n += fieldmap.CopyMessage(&m.Status, src.Status, func(x, y *edgeproto.StatusInfo) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.StatusInfo]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Status, src.Status) {
-					m.Status, n = fieldmap.Clone(src.Status), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.StatusInfo])
 			} else if m.Status != nil || src.Status != nil {
 				if m.Status == nil {
 					m.Status, n = new(edgeproto.StatusInfo), n+1
@@ -975,14 +969,12 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				if !(func(x, y *edgeproto.InfraResourcesSnapshot) bool {
+				n += fieldmap.CopyMessage(&m.ResourcesSnapshot, src.ResourcesSnapshot, func(x, y *edgeproto.InfraResourcesSnapshot) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.InfraResourcesSnapshot]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.ResourcesSnapshot, src.ResourcesSnapshot) {
-					m.ResourcesSnapshot, n = fieldmap.Clone(src.ResourcesSnapshot), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.InfraResourcesSnapshot])
 			} else if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
 				if m.ResourcesSnapshot == nil {
 					m.ResourcesSnapshot, n = new(edgeproto.InfraResourcesSnapshot), n+1
@@ -998,10 +990,7 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 		case 49:
 			n += fieldmap.Set(&m.ActiveCrmInstance, src.ActiveCrmInstance)
 		case 50:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 51:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
@@ -1092,9 +1081,8 @@ func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, 
 	if (win.Cover|win.Below)&(1<<11) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+11), &m.VmAppInsts, src.VmAppInsts)
 	}
-	if win.Cover&(1<<14) != 0 && !fieldmap.EqualTimestamp(m.TakenAt, src.TakenAt) {
-		m.TakenAt = fieldmap.Clone(src.TakenAt)
-		n++
+	if win.Cover&(1<<14) != 0 {
+		n += fieldmap.CopyMessage(&m.TakenAt, src.TakenAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
 	return n
 }
@@ -1185,14 +1173,12 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !(func(x, y *edgeproto.ClusterKey) bool {
+				n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.ClusterKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Key, src.Key) {
-					m.Key, n = fieldmap.Clone(src.Key), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.ClusterKey])
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(edgeproto.ClusterKey), n+1
@@ -1207,14 +1193,12 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !(func(x, y *edgeproto.StatusInfo) bool {
+				n += fieldmap.CopyMessage(&m.Status, src.Status, func(x, y *edgeproto.StatusInfo) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.StatusInfo]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Status, src.Status) {
-					m.Status, n = fieldmap.Clone(src.Status), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.StatusInfo])
 			} else if m.Status != nil || src.Status != nil {
 				if m.Status == nil {
 					m.Status, n = new(edgeproto.StatusInfo), n+1
@@ -1223,14 +1207,12 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 			}
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				if !(func(x, y *edgeproto.InfraResources) bool {
+				n += fieldmap.CopyMessage(&m.Resources, src.Resources, func(x, y *edgeproto.InfraResources) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.InfraResources]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Resources, src.Resources) {
-					m.Resources, n = fieldmap.Clone(src.Resources), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.InfraResources])
 			} else if m.Resources != nil || src.Resources != nil {
 				if m.Resources == nil {
 					m.Resources, n = new(edgeproto.InfraResources), n+1
@@ -1240,10 +1222,7 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 		case 28:
 			n += fieldmap.Set(&m.Kubeconfig, src.Kubeconfig)
 		case 29:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 30:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
@@ -1334,14 +1313,12 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !(func(x, y *edgeproto.AppInstKey) bool {
+				n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.AppInstKey) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstKey]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Key, src.Key) {
-					m.Key, n = fieldmap.Clone(src.Key), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.AppInstKey])
 			} else if m.Key != nil || src.Key != nil {
 				if m.Key == nil {
 					m.Key, n = new(edgeproto.AppInstKey), n+1
@@ -1356,14 +1333,12 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !(func(x, y *edgeproto.StatusInfo) bool {
+				n += fieldmap.CopyMessage(&m.Status, src.Status, func(x, y *edgeproto.StatusInfo) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.StatusInfo]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.Status, src.Status) {
-					m.Status, n = fieldmap.Clone(src.Status), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.StatusInfo])
 			} else if m.Status != nil || src.Status != nil {
 				if m.Status == nil {
 					m.Status, n = new(edgeproto.StatusInfo), n+1
@@ -1374,14 +1349,12 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
-				if !(func(x, y *edgeproto.AppInstRuntime) bool {
+				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo, func(x, y *edgeproto.AppInstRuntime) bool {
 					if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstRuntime]); ok {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x, y)
-				})(m.RuntimeInfo, src.RuntimeInfo) {
-					m.RuntimeInfo, n = fieldmap.Clone(src.RuntimeInfo), n+1
-				}
+				}, fieldmap.Clone[*edgeproto.AppInstRuntime])
 			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
 				if m.RuntimeInfo == nil {
 					m.RuntimeInfo, n = new(edgeproto.AppInstRuntime), n+1
@@ -1391,10 +1364,7 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 		case 24:
 			n += fieldmap.Set(&m.Uri, src.Uri)
 		case 25:
-			if !fieldmap.EqualTimestamp(m.UpdatedAt, src.UpdatedAt) {
-				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-				n++
-			}
+			n += fieldmap.CopyMessage(&m.UpdatedAt, src.UpdatedAt, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 		case 26:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
@@ -1451,14 +1421,12 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_copyInAt(m, sr
 		src = new(edgeproto.TrustPolicyException)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !(func(x, y *edgeproto.TrustPolicyExceptionKey) bool {
+		n += fieldmap.CopyMessage(&m.Key, src.Key, func(x, y *edgeproto.TrustPolicyExceptionKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyExceptionKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.Key, src.Key) {
-			m.Key, n = fieldmap.Clone(src.Key), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.TrustPolicyExceptionKey])
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(edgeproto.TrustPolicyExceptionKey), n+1
@@ -1486,14 +1454,12 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionKeyu340wz_copyInAt(m, 
 		src = new(edgeproto.TrustPolicyExceptionKey)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !(func(x, y *edgeproto.AppKey) bool {
+		n += fieldmap.CopyMessage(&m.AppKey, src.AppKey, func(x, y *edgeproto.AppKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.AppKey, src.AppKey) {
-			m.AppKey, n = fieldmap.Clone(src.AppKey), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.AppKey])
 	} else if win.Below&(1<<0) != 0 && (m.AppKey != nil || src.AppKey != nil) {
 		if m.AppKey == nil {
 			m.AppKey, n = new(edgeproto.AppKey), n+1
@@ -1501,14 +1467,12 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionKeyu340wz_copyInAt(m, 
 		n += _File_edgekit_rm_v1_report_proto_AppKey2ii4cv_copyInAt(m.AppKey, src.AppKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !(func(x, y *edgeproto.CloudletPoolKey) bool {
+		n += fieldmap.CopyMessage(&m.CloudletPoolKey, src.CloudletPoolKey, func(x, y *edgeproto.CloudletPoolKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletPoolKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.CloudletPoolKey, src.CloudletPoolKey) {
-			m.CloudletPoolKey, n = fieldmap.Clone(src.CloudletPoolKey), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.CloudletPoolKey])
 	} else if win.Below&(1<<4) != 0 && (m.CloudletPoolKey != nil || src.CloudletPoolKey != nil) {
 		if m.CloudletPoolKey == nil {
 			m.CloudletPoolKey, n = new(edgeproto.CloudletPoolKey), n+1
@@ -1578,14 +1542,12 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_copyIn
 		src = new(edgeproto.TrustPolicyExceptionInstance)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !(func(x, y *edgeproto.AppInstKey) bool {
+		n += fieldmap.CopyMessage(&m.AppInstKey, src.AppInstKey, func(x, y *edgeproto.AppInstKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.AppInstKey, src.AppInstKey) {
-			m.AppInstKey, n = fieldmap.Clone(src.AppInstKey), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.AppInstKey])
 	} else if win.Below&(1<<0) != 0 && (m.AppInstKey != nil || src.AppInstKey != nil) {
 		if m.AppInstKey == nil {
 			m.AppInstKey, n = new(edgeproto.AppInstKey), n+1
@@ -1593,14 +1555,12 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_copyIn
 		n += _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m.AppInstKey, src.AppInstKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !(func(x, y *edgeproto.CloudletKey) bool {
+		n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey, func(x, y *edgeproto.CloudletKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.CloudletKey, src.CloudletKey) {
-			m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.CloudletKey])
 	} else if win.Below&(1<<3) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
 		if m.CloudletKey == nil {
 			m.CloudletKey, n = new(edgeproto.CloudletKey), n+1
@@ -1614,14 +1574,12 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_copyIn
 		n += fieldmap.CopyList(fm.ListActionAt(at+7), &m.Errors, src.Errors)
 	}
 	if win.Cover&(1<<8) != 0 {
-		if !(func(x, y *edgeproto.ClusterKey) bool {
+		n += fieldmap.CopyMessage(&m.ClusterKey, src.ClusterKey, func(x, y *edgeproto.ClusterKey) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterKey]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.ClusterKey, src.ClusterKey) {
-			m.ClusterKey, n = fieldmap.Clone(src.ClusterKey), n+1
-		}
+		}, fieldmap.Clone[*edgeproto.ClusterKey])
 	} else if win.Below&(1<<8) != 0 && (m.ClusterKey != nil || src.ClusterKey != nil) {
 		if m.ClusterKey == nil {
 			m.ClusterKey, n = new(edgeproto.ClusterKey), n+1

@@ -270,9 +270,7 @@ func (m *Order) copyInAt(src *Order, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Order)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*OrderKey).Equal, (*OrderKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(OrderKey), n+1

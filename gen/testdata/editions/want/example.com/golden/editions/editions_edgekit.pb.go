@@ -207,9 +207,7 @@ func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 		n++
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Part.Equal(src.Part) {
-			m.Part, n = src.Part.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Part, src.Part, (*Ed_Part).Equal, (*Ed_Part).Clone)
 	} else if win.Below&(1<<3) != 0 && (m.Part != nil || src.Part != nil) {
 		if m.Part == nil {
 			m.Part, n = new(Ed_Part), n+1

@@ -1610,14 +1610,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !(func(x_, y *w.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.WOne, src_.WOne, func(x_, y *w.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*w.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.WOne, src_.WOne) {
-					m_.WOne, n = fieldmap.Clone(src_.WOne), n+1
-				}
+				}, fieldmap.Clone[*w.Leaf])
 			} else if m_.WOne != nil || src_.WOne != nil {
 				if m_.WOne == nil {
 					m_.WOne, n = new(w.Leaf), n+1
@@ -1667,14 +1665,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				if !(func(x_, y *a.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.AOne, src_.AOne, func(x_, y *a.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.AOne, src_.AOne) {
-					m_.AOne, n = fieldmap.Clone(src_.AOne), n+1
-				}
+				}, fieldmap.Clone[*a.Leaf])
 			} else if m_.AOne != nil || src_.AOne != nil {
 				if m_.AOne == nil {
 					m_.AOne, n = new(a.Leaf), n+1
@@ -1724,14 +1720,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				if !(func(x_, y *b.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.BOne, src_.BOne, func(x_, y *b.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.BOne, src_.BOne) {
-					m_.BOne, n = fieldmap.Clone(src_.BOne), n+1
-				}
+				}, fieldmap.Clone[*b.Leaf])
 			} else if m_.BOne != nil || src_.BOne != nil {
 				if m_.BOne == nil {
 					m_.BOne, n = new(b.Leaf), n+1
@@ -1781,14 +1775,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 39:
 			if win.Cover&(1<<39) != 0 {
-				if !(func(x_, y *ok.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.OkOne, src_.OkOne, func(x_, y *ok.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.OkOne, src_.OkOne) {
-					m_.OkOne, n = fieldmap.Clone(src_.OkOne), n+1
-				}
+				}, fieldmap.Clone[*ok.Leaf])
 			} else if m_.OkOne != nil || src_.OkOne != nil {
 				if m_.OkOne == nil {
 					m_.OkOne, n = new(ok.Leaf), n+1
@@ -1838,14 +1830,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 52:
 			if win.Cover&(1<<52) != 0 {
-				if !(func(x_, y *d1.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.D1One, src_.D1One, func(x_, y *d1.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.D1One, src_.D1One) {
-					m_.D1One, n = fieldmap.Clone(src_.D1One), n+1
-				}
+				}, fieldmap.Clone[*d1.Leaf])
 			} else if m_.D1One != nil || src_.D1One != nil {
 				if m_.D1One == nil {
 					m_.D1One, n = new(d1.Leaf), n+1
@@ -1900,14 +1890,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 1:
 			if cw1.Cover&(1<<1) != 0 {
-				if !(func(x_, y *s1.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.S1One, src_.S1One, func(x_, y *s1.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.S1One, src_.S1One) {
-					m_.S1One, n = fieldmap.Clone(src_.S1One), n+1
-				}
+				}, fieldmap.Clone[*s1.Leaf])
 			} else if m_.S1One != nil || src_.S1One != nil {
 				if m_.S1One == nil {
 					m_.S1One, n = new(s1.Leaf), n+1
@@ -1957,14 +1945,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 14:
 			if cw1.Cover&(1<<14) != 0 {
-				if !(func(x_, y *sv0.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.Sv0One, src_.Sv0One, func(x_, y *sv0.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.Sv0One, src_.Sv0One) {
-					m_.Sv0One, n = fieldmap.Clone(src_.Sv0One), n+1
-				}
+				}, fieldmap.Clone[*sv0.Leaf])
 			} else if m_.Sv0One != nil || src_.Sv0One != nil {
 				if m_.Sv0One == nil {
 					m_.Sv0One, n = new(sv0.Leaf), n+1
@@ -2014,14 +2000,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 27:
 			if cw1.Cover&(1<<27) != 0 {
-				if !(func(x_, y *m.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.MOne, src_.MOne, func(x_, y *m.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.MOne, src_.MOne) {
-					m_.MOne, n = fieldmap.Clone(src_.MOne), n+1
-				}
+				}, fieldmap.Clone[*m.Leaf])
 			} else if m_.MOne != nil || src_.MOne != nil {
 				if m_.MOne == nil {
 					m_.MOne, n = new(m.Leaf), n+1
@@ -2071,14 +2055,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 40:
 			if cw1.Cover&(1<<40) != 0 {
-				if !(func(x_, y *src.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.SrcOne, src_.SrcOne, func(x_, y *src.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.SrcOne, src_.SrcOne) {
-					m_.SrcOne, n = fieldmap.Clone(src_.SrcOne), n+1
-				}
+				}, fieldmap.Clone[*src.Leaf])
 			} else if m_.SrcOne != nil || src_.SrcOne != nil {
 				if m_.SrcOne == nil {
 					m_.SrcOne, n = new(src.Leaf), n+1
@@ -2128,14 +2110,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 53:
 			if cw1.Cover&(1<<53) != 0 {
-				if !(func(x_, y *fm.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.FmOne, src_.FmOne, func(x_, y *fm.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.FmOne, src_.FmOne) {
-					m_.FmOne, n = fieldmap.Clone(src_.FmOne), n+1
-				}
+				}, fieldmap.Clone[*fm.Leaf])
 			} else if m_.FmOne != nil || src_.FmOne != nil {
 				if m_.FmOne == nil {
 					m_.FmOne, n = new(fm.Leaf), n+1
@@ -2190,14 +2170,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 2:
 			if cw2.Cover&(1<<2) != 0 {
-				if !(func(x_, y *at.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.AtOne, src_.AtOne, func(x_, y *at.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.AtOne, src_.AtOne) {
-					m_.AtOne, n = fieldmap.Clone(src_.AtOne), n+1
-				}
+				}, fieldmap.Clone[*at.Leaf])
 			} else if m_.AtOne != nil || src_.AtOne != nil {
 				if m_.AtOne == nil {
 					m_.AtOne, n = new(at.Leaf), n+1
@@ -2247,14 +2225,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 15:
 			if cw2.Cover&(1<<15) != 0 {
-				if !(func(x_, y *c.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.COne, src_.COne, func(x_, y *c.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.COne, src_.COne) {
-					m_.COne, n = fieldmap.Clone(src_.COne), n+1
-				}
+				}, fieldmap.Clone[*c.Leaf])
 			} else if m_.COne != nil || src_.COne != nil {
 				if m_.COne == nil {
 					m_.COne, n = new(c.Leaf), n+1
@@ -2304,14 +2280,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 28:
 			if cw2.Cover&(1<<28) != 0 {
-				if !(func(x_, y *o.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.OOne, src_.OOne, func(x_, y *o.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.OOne, src_.OOne) {
-					m_.OOne, n = fieldmap.Clone(src_.OOne), n+1
-				}
+				}, fieldmap.Clone[*o.Leaf])
 			} else if m_.OOne != nil || src_.OOne != nil {
 				if m_.OOne == nil {
 					m_.OOne, n = new(o.Leaf), n+1
@@ -2361,14 +2335,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 41:
 			if cw2.Cover&(1<<41) != 0 {
-				if !(func(x_, y *x.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.XOne, src_.XOne, func(x_, y *x.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.XOne, src_.XOne) {
-					m_.XOne, n = fieldmap.Clone(src_.XOne), n+1
-				}
+				}, fieldmap.Clone[*x.Leaf])
 			} else if m_.XOne != nil || src_.XOne != nil {
 				if m_.XOne == nil {
 					m_.XOne, n = new(x.Leaf), n+1
@@ -2418,14 +2390,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 54:
 			if cw2.Cover&(1<<54) != 0 {
-				if !(func(x_, y *v.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.VOne, src_.VOne, func(x_, y *v.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.VOne, src_.VOne) {
-					m_.VOne, n = fieldmap.Clone(src_.VOne), n+1
-				}
+				}, fieldmap.Clone[*v.Leaf])
 			} else if m_.VOne != nil || src_.VOne != nil {
 				if m_.VOne == nil {
 					m_.VOne, n = new(v.Leaf), n+1
@@ -2480,14 +2450,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 3:
 			if cw3.Cover&(1<<3) != 0 {
-				if !(func(x_, y *blk.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.BlkOne, src_.BlkOne, func(x_, y *blk.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.BlkOne, src_.BlkOne) {
-					m_.BlkOne, n = fieldmap.Clone(src_.BlkOne), n+1
-				}
+				}, fieldmap.Clone[*blk.Leaf])
 			} else if m_.BlkOne != nil || src_.BlkOne != nil {
 				if m_.BlkOne == nil {
 					m_.BlkOne, n = new(blk.Leaf), n+1
@@ -2537,14 +2505,12 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 16:
 			if cw3.Cover&(1<<16) != 0 {
-				if !(func(x_, y *w1.Leaf) bool {
+				n += fieldmap.CopyMessage(&m_.W1One, src_.W1One, func(x_, y *w1.Leaf) bool {
 					if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
 						return e.Equal(y)
 					}
 					return fieldmap.Equal(x_, y)
-				})(m_.W1One, src_.W1One) {
-					m_.W1One, n = fieldmap.Clone(src_.W1One), n+1
-				}
+				}, fieldmap.Clone[*w1.Leaf])
 			} else if m_.W1One != nil || src_.W1One != nil {
 				if m_.W1One == nil {
 					m_.W1One, n = new(w1.Leaf), n+1

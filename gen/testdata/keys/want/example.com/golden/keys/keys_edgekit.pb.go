@@ -246,9 +246,7 @@ func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Thing)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*ThingKey).Equal, (*ThingKey).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(ThingKey), n+1

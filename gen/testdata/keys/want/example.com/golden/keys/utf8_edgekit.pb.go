@@ -258,9 +258,7 @@ func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int, win fiel
 		n++
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.Scope.Equal(src.Scope) {
-			m.Scope, n = src.Scope.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Scope, src.Scope, (*RawScope).Equal, (*RawScope).Clone)
 	} else if win.Below&(1<<2) != 0 && (m.Scope != nil || src.Scope != nil) {
 		if m.Scope == nil {
 			m.Scope, n = new(RawScope), n+1
@@ -284,9 +282,7 @@ func (m *Utf8Thing) copyInAt(src *Utf8Thing, fm *fieldmap.FieldMap, at int, win 
 		src = new(Utf8Thing)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key, (*Utf8Key).Equal, (*Utf8Key).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
 		if m.Key == nil {
 			m.Key, n = new(Utf8Key), n+1

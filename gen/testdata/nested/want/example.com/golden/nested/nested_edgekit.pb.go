@@ -227,9 +227,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Mid.Equal(src.Mid) {
-			m.Mid, n = src.Mid.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Mid, src.Mid, (*Mid).Equal, (*Mid).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Mid != nil || src.Mid != nil) {
 		if m.Mid == nil {
 			m.Mid, n = new(Mid), n+1
@@ -248,9 +246,7 @@ func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		m.Level, n = src.Level, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Bottom.Equal(src.Bottom) {
-			m.Bottom, n = src.Bottom.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Bottom, src.Bottom, (*Bottom).Equal, (*Bottom).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Bottom != nil || src.Bottom != nil) {
 		if m.Bottom == nil {
 			m.Bottom, n = new(Bottom), n+1

@@ -263,9 +263,7 @@ func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		n++
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.Sub.Equal(src.Sub) {
-			m.Sub, n = src.Sub.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Sub, src.Sub, (*Sub).Equal, (*Sub).Clone)
 	} else if win.Below&(1<<4) != 0 && (m.Sub != nil || src.Sub != nil) {
 		if m.Sub == nil {
 			m.Sub, n = new(Sub), n+1

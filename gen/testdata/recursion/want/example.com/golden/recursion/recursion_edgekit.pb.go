@@ -217,17 +217,14 @@ func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
-	if win.Cover&(1<<1) != 0 && !m.Next.Equal(src.Next) {
-		m.Next = src.Next.Clone()
-		n++
+	if win.Cover&(1<<1) != 0 {
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*Node).Equal, (*Node).Clone)
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+2), &m.Children, src.Children)
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Edge.Equal(src.Edge) {
-			m.Edge, n = src.Edge.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Edge, src.Edge, (*Edge).Equal, (*Edge).Clone)
 	} else if win.Below&(1<<3) != 0 && (m.Edge != nil || src.Edge != nil) {
 		if m.Edge == nil {
 			m.Edge, n = new(Edge), n+1
@@ -245,9 +242,8 @@ func (m *Edge) copyInAt_uxi6jg(src *Edge, fm *fieldmap.FieldMap, at int, win fie
 	if win.Cover&(1<<0) != 0 && m.Weight != src.Weight {
 		m.Weight, n = src.Weight, n+1
 	}
-	if win.Cover&(1<<1) != 0 && !m.To.Equal(src.To) {
-		m.To = src.To.Clone()
-		n++
+	if win.Cover&(1<<1) != 0 {
+		n += fieldmap.CopyMessage(&m.To, src.To, (*Node).Equal, (*Node).Clone)
 	}
 	return n
 }
@@ -269,9 +265,7 @@ func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		m.Weight, n = src.Weight, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.To.Equal(src.To) {
-			m.To, n = src.To.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.To, src.To, (*Node).Equal, (*Node).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.To != nil || src.To != nil) {
 		if m.To == nil {
 			m.To, n = new(Node), n+1
@@ -289,16 +283,14 @@ func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int, win fie
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
-	if win.Cover&(1<<1) != 0 && !m.Next.Equal(src.Next) {
-		m.Next = src.Next.Clone()
-		n++
+	if win.Cover&(1<<1) != 0 {
+		n += fieldmap.CopyMessage(&m.Next, src.Next, (*Node).Equal, (*Node).Clone)
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+2), &m.Children, src.Children)
 	}
-	if win.Cover&(1<<3) != 0 && !m.Edge.Equal(src.Edge) {
-		m.Edge = src.Edge.Clone()
-		n++
+	if win.Cover&(1<<3) != 0 {
+		n += fieldmap.CopyMessage(&m.Edge, src.Edge, (*Edge).Equal, (*Edge).Clone)
 	}
 	return n
 }

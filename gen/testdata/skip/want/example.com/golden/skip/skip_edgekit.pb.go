@@ -114,14 +114,12 @@ func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		src = new(Kept)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !(func(x, y *Skipped) bool {
+		n += fieldmap.CopyMessage(&m.Skipped, src.Skipped, func(x, y *Skipped) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*Skipped]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.Skipped, src.Skipped) {
-			m.Skipped, n = fieldmap.Clone(src.Skipped), n+1
-		}
+		}, fieldmap.Clone[*Skipped])
 	} else if win.Below&(1<<0) != 0 && (m.Skipped != nil || src.Skipped != nil) {
 		if m.Skipped == nil {
 			m.Skipped, n = new(Skipped), n+1

@@ -270,9 +270,7 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Holder)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !m.Ext.Equal(src.Ext) {
-			m.Ext, n = src.Ext.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Ext, src.Ext, (*Extensible).Equal, (*Extensible).Clone)
 	} else if win.Below&(1<<0) != 0 && (m.Ext != nil || src.Ext != nil) {
 		if m.Ext == nil {
 			m.Ext, n = new(Extensible), n+1
@@ -286,9 +284,7 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+4), &m.ExtMap, src.ExtMap)
 	}
 	if win.Cover&(1<<5) != 0 {
-		if !m.Plain.Equal(src.Plain) {
-			m.Plain, n = src.Plain.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Plain, src.Plain, (*Plain).Equal, (*Plain).Clone)
 	} else if win.Below&(1<<5) != 0 && (m.Plain != nil || src.Plain != nil) {
 		if m.Plain == nil {
 			m.Plain, n = new(Plain), n+1

@@ -150,9 +150,7 @@ func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int, win 
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Inner.Equal(src.Inner) {
-			m.Inner, n = src.Inner.Clone(), n+1
-		}
+		n += fieldmap.CopyMessage(&m.Inner, src.Inner, (*Inner).Equal, (*Inner).Clone)
 	} else if win.Below&(1<<1) != 0 && (m.Inner != nil || src.Inner != nil) {
 		if m.Inner == nil {
 			m.Inner, n = new(Inner), n+1

@@ -123,25 +123,20 @@ func (m *Times) copyInAt(src *Times, fm *fieldmap.FieldMap, at int, win fieldmap
 	if src == nil {
 		src = new(Times)
 	}
-	if win.Cover&(1<<0) != 0 && !fieldmap.EqualTimestamp(m.Created, src.Created) {
-		m.Created = fieldmap.Clone(src.Created)
-		n++
+	if win.Cover&(1<<0) != 0 {
+		n += fieldmap.CopyMessage(&m.Created, src.Created, fieldmap.EqualTimestamp, fieldmap.CloneTimestamp)
 	}
-	if win.Cover&(1<<1) != 0 && !fieldmap.EqualDuration(m.Timeout, src.Timeout) {
-		m.Timeout = fieldmap.Clone(src.Timeout)
-		n++
+	if win.Cover&(1<<1) != 0 {
+		n += fieldmap.CopyMessage(&m.Timeout, src.Timeout, fieldmap.EqualDuration, fieldmap.CloneDuration)
 	}
-	if win.Cover&(1<<2) != 0 && !fieldmap.EqualStringValue(m.Alias, src.Alias) {
-		m.Alias = fieldmap.Clone(src.Alias)
-		n++
+	if win.Cover&(1<<2) != 0 {
+		n += fieldmap.CopyMessage(&m.Alias, src.Alias, fieldmap.EqualStringValue, fieldmap.CloneStringValue)
 	}
-	if win.Cover&(1<<3) != 0 && !fieldmap.EqualStruct(m.Extra, src.Extra) {
-		m.Extra = fieldmap.Clone(src.Extra)
-		n++
+	if win.Cover&(1<<3) != 0 {
+		n += fieldmap.CopyMessage(&m.Extra, src.Extra, fieldmap.EqualStruct, fieldmap.CloneStruct)
 	}
-	if win.Cover&(1<<4) != 0 && !fieldmap.EqualAny(m.Payload, src.Payload) {
-		m.Payload = fieldmap.Clone(src.Payload)
-		n++
+	if win.Cover&(1<<4) != 0 {
+		n += fieldmap.CopyMessage(&m.Payload, src.Payload, fieldmap.EqualAny, fieldmap.CloneAny)
 	}
 	if (win.Cover|win.Below)&(1<<5) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+5), &m.History, src.History)

@@ -128,14 +128,12 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Holder)
 	}
 	if win.Cover&(1<<0) != 0 {
-		if !(func(x, y *b.Shared) bool {
+		n += fieldmap.CopyMessage(&m.Shared, src.Shared, func(x, y *b.Shared) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*b.Shared]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		})(m.Shared, src.Shared) {
-			m.Shared, n = fieldmap.Clone(src.Shared), n+1
-		}
+		}, fieldmap.Clone[*b.Shared])
 	} else if win.Below&(1<<0) != 0 && (m.Shared != nil || src.Shared != nil) {
 		if m.Shared == nil {
 			m.Shared, n = new(b.Shared), n+1
