@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Detail: dot-joined field numbers from Detail.
 const (
@@ -92,7 +92,7 @@ func (m *Detail) Clone() *Detail {
 func (m *Detail) cloneTo(c *Detail) *Detail {
 	c.Note = m.Note
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -138,7 +138,7 @@ func (m *Choice) cloneTo(c *Choice) *Choice {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -187,7 +187,7 @@ func (m *Choice) Equal(o *Choice) bool {
 		}
 	case *Choice_Detail:
 		if b, ok := o.Pick.(*Choice_Detail); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Detail, b.Detail, (*Detail).Equal) {
+			if x, y := a.Detail, b.Detail; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
 		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
