@@ -443,43 +443,53 @@ func (m *Configuration) Equal(o *Configuration) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Spec.(type) {
 	case *Configuration_K8Slice:
 		if b, ok := o.Spec.(*Configuration_K8Slice); ok && a != nil && b != nil {
 			if x, y := a.K8Slice, b.K8Slice; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Configuration_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Configuration_Service:
 		if b, ok := o.Spec.(*Configuration_Service); ok && a != nil && b != nil {
 			if x, y := a.Service, b.Service; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Configuration_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Configuration_Vm:
 		if b, ok := o.Spec.(*Configuration_Vm); ok && a != nil && b != nil {
 			if x, y := a.Vm, b.Vm; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Configuration_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Configuration_Sensor:
 		if b, ok := o.Spec.(*Configuration_Sensor); ok && a != nil && b != nil {
 			if x, y := a.Sensor, b.Sensor; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Configuration_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Configuration_Spec_isSet(o.Spec) {
-			return false
-		}
+		none = true
+	}
+	if none && _Configuration_Spec_isSet(o.Spec) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -1769,27 +1769,33 @@ func (m *NetworkResourceSelector) Equal(o *NetworkResourceSelector) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Selector.(type) {
 	case *NetworkResourceSelector_Cidr:
 		if b, ok := o.Selector.(*NetworkResourceSelector_Cidr); ok && a != nil && b != nil {
 			if a.Cidr != b.Cidr {
 				return false
 			}
-		} else if a != nil || _NetworkResourceSelector_Selector_isSet(o.Selector) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *NetworkResourceSelector_PodNamespace:
 		if b, ok := o.Selector.(*NetworkResourceSelector_PodNamespace); ok && a != nil && b != nil {
 			if x, y := a.PodNamespace, b.PodNamespace; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _NetworkResourceSelector_Selector_isSet(o.Selector) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _NetworkResourceSelector_Selector_isSet(o.Selector) {
-			return false
-		}
+		none = true
+	}
+	if none && _NetworkResourceSelector_Selector_isSet(o.Selector) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -2007,43 +2013,53 @@ func (m *Flavor) Equal(o *Flavor) bool {
 	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
+	none := false
 	switch a := m.Spec.(type) {
 	case *Flavor_K8Slice:
 		if b, ok := o.Spec.(*Flavor_K8Slice); ok && a != nil && b != nil {
 			if x, y := a.K8Slice, b.K8Slice; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Flavor_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Flavor_Service:
 		if b, ok := o.Spec.(*Flavor_Service); ok && a != nil && b != nil {
 			if x, y := a.Service, b.Service; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Flavor_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Flavor_Vm:
 		if b, ok := o.Spec.(*Flavor_Vm); ok && a != nil && b != nil {
 			if x, y := a.Vm, b.Vm; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Flavor_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Flavor_Sensor:
 		if b, ok := o.Spec.(*Flavor_Sensor); ok && a != nil && b != nil {
 			if x, y := a.Sensor, b.Sensor; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Flavor_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Flavor_Spec_isSet(o.Spec) {
-			return false
-		}
+		none = true
+	}
+	if none && _Flavor_Spec_isSet(o.Spec) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -1251,27 +1251,33 @@ func (m *ResourceFilter) Equal(o *ResourceFilter) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Filter.(type) {
 	case *ResourceFilter_Match:
 		if b, ok := o.Filter.(*ResourceFilter_Match); ok && a != nil && b != nil {
 			if x, y := a.Match, b.Match; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ResourceFilter_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ResourceFilter_Range:
 		if b, ok := o.Filter.(*ResourceFilter_Range); ok && a != nil && b != nil {
 			if x, y := a.Range, b.Range; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ResourceFilter_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _ResourceFilter_Filter_isSet(o.Filter) {
-			return false
-		}
+		none = true
+	}
+	if none && _ResourceFilter_Filter_isSet(o.Filter) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -1313,27 +1319,33 @@ func (m *StringFilter) Equal(o *StringFilter) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Filter.(type) {
 	case *StringFilter_Exact:
 		if b, ok := o.Filter.(*StringFilter_Exact); ok && a != nil && b != nil {
 			if a.Exact != b.Exact {
 				return false
 			}
-		} else if a != nil || _StringFilter_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *StringFilter_Regex:
 		if b, ok := o.Filter.(*StringFilter_Regex); ok && a != nil && b != nil {
 			if a.Regex != b.Regex {
 				return false
 			}
-		} else if a != nil || _StringFilter_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _StringFilter_Filter_isSet(o.Filter) {
-			return false
-		}
+		none = true
+	}
+	if none && _StringFilter_Filter_isSet(o.Filter) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -1485,43 +1497,53 @@ func (m *Selector) Equal(o *Selector) bool {
 	if m.FlavorType != o.FlavorType {
 		return false
 	}
+	none := false
 	switch a := m.Filter.(type) {
 	case *Selector_K8Slice:
 		if b, ok := o.Filter.(*Selector_K8Slice); ok && a != nil && b != nil {
 			if x, y := a.K8Slice, b.K8Slice; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Selector_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Selector_Service:
 		if b, ok := o.Filter.(*Selector_Service); ok && a != nil && b != nil {
 			if x, y := a.Service, b.Service; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Selector_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Selector_Vm:
 		if b, ok := o.Filter.(*Selector_Vm); ok && a != nil && b != nil {
 			if x, y := a.Vm, b.Vm; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Selector_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Selector_Sensor:
 		if b, ok := o.Filter.(*Selector_Sensor); ok && a != nil && b != nil {
 			if x, y := a.Sensor, b.Sensor; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Selector_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Selector_Filter_isSet(o.Filter) {
-			return false
-		}
+		none = true
+	}
+	if none && _Selector_Filter_isSet(o.Filter) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -16,6 +17,8 @@ import (
 //   - Equal never calls fieldmap.EqualElem: generic in the message's struct
 //     type, it is compiled once per message type it is used with (58 times
 //     in fluidos), and it inlined the element's Equal a second time.
+//   - Equal calls the isSet function of a oneof (a type switch over its
+//     members, which the compiler inlines) once, not once per member.
 //   - cloneTo copies each sub-message field with one call (cloneTo or
 //     Clone): a sub-message copied by two calls, one per way of allocating
 //     it, has its body inlined twice into the parent.
@@ -44,7 +47,16 @@ func TestCloneEqualCompileOnce(t *testing.T) {
 			switch fn.Name.Name {
 			case "Equal":
 				equals++
+				isSet := map[string]int{}
 				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					if call, ok := n.(*ast.CallExpr); ok {
+						if id, ok := call.Fun.(*ast.Ident); ok && strings.HasSuffix(id.Name, "_isSet") {
+							isSet[id.Name]++
+							if isSet[id.Name] == 2 {
+								t.Errorf("%s: %s.Equal calls %s more than once", fset.Position(call.Pos()), typeName(fn), id.Name)
+							}
+						}
+					}
 					if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "EqualElem" {
 						if x, ok := sel.X.(*ast.Ident); ok && x.Name == "fieldmap" {
 							t.Errorf("%s: %s.Equal calls fieldmap.EqualElem", fset.Position(sel.Pos()), typeName(fn))

@@ -1760,43 +1760,53 @@ func (m *Top) Equal(o *Top) bool {
 	if !m.Empty.Equal(o.Empty) {
 		return false
 	}
+	none := false
 	switch a := m.Choice.(type) {
 	case *Top_ChoiceName:
 		if b, ok := o.Choice.(*Top_ChoiceName); ok && a != nil && b != nil {
 			if a.ChoiceName != b.ChoiceName {
 				return false
 			}
-		} else if a != nil || _Top_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Top_ChoiceLeaf:
 		if b, ok := o.Choice.(*Top_ChoiceLeaf); ok && a != nil && b != nil {
 			if x, y := a.ChoiceLeaf, b.ChoiceLeaf; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Top_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Top_ChoiceNumber:
 		if b, ok := o.Choice.(*Top_ChoiceNumber); ok && a != nil && b != nil {
 			if a.ChoiceNumber != b.ChoiceNumber {
 				return false
 			}
-		} else if a != nil || _Top_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Top_ChoiceBytes:
 		if b, ok := o.Choice.(*Top_ChoiceBytes); ok && a != nil && b != nil {
 			if !bytes.Equal(a.ChoiceBytes, b.ChoiceBytes) {
 				return false
 			}
-		} else if a != nil || _Top_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Top_Choice_isSet(o.Choice) {
-			return false
-		}
+		none = true
+	}
+	if none && _Top_Choice_isSet(o.Choice) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -2057,35 +2067,43 @@ func (m *Secrets) Equal(o *Secrets) bool {
 	if !maps.Equal(m.Env, o.Env) {
 		return false
 	}
+	none := false
 	switch a := m.Cred.(type) {
 	case *Secrets_CredToken:
 		if b, ok := o.Cred.(*Secrets_CredToken); ok && a != nil && b != nil {
 			if a.CredToken != b.CredToken {
 				return false
 			}
-		} else if a != nil || _Secrets_Cred_isSet(o.Cred) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Secrets_CredLeaf:
 		if b, ok := o.Cred.(*Secrets_CredLeaf); ok && a != nil && b != nil {
 			if x, y := a.CredLeaf, b.CredLeaf; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Secrets_Cred_isSet(o.Cred) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Secrets_CredUser:
 		if b, ok := o.Cred.(*Secrets_CredUser); ok && a != nil && b != nil {
 			if a.CredUser != b.CredUser {
 				return false
 			}
-		} else if a != nil || _Secrets_Cred_isSet(o.Cred) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Secrets_Cred_isSet(o.Cred) {
-			return false
-		}
+		none = true
+	}
+	if none && _Secrets_Cred_isSet(o.Cred) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -273,27 +273,33 @@ func (m *Legacy) Equal(o *Legacy) bool {
 	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
 		return false
 	}
+	none := false
 	switch a := m.Pick.(type) {
 	case *Legacy_PickName:
 		if b, ok := o.Pick.(*Legacy_PickName); ok && a != nil && b != nil {
 			if a.PickName != b.PickName {
 				return false
 			}
-		} else if a != nil || _Legacy_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Legacy_PickMode:
 		if b, ok := o.Pick.(*Legacy_PickMode); ok && a != nil && b != nil {
 			if a.PickMode != b.PickMode {
 				return false
 			}
-		} else if a != nil || _Legacy_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Legacy_Pick_isSet(o.Pick) {
-			return false
-		}
+		none = true
+	}
+	if none && _Legacy_Pick_isSet(o.Pick) {
+		return false
 	}
 	if (len(m.extensionFields) > 0 || len(o.extensionFields) > 0) && !fieldmap.EqualExtensions(m, o) {
 		return false

@@ -1239,43 +1239,53 @@ func (m *TortureGroups) Equal(o *TortureGroups) bool {
 	if !m.Nested.Equal(o.Nested) {
 		return false
 	}
+	none := false
 	switch a := m.Pick.(type) {
 	case *TortureGroups_Pickgroup:
 		if b, ok := o.Pick.(*TortureGroups_Pickgroup); ok && a != nil && b != nil {
 			if x, y := a.Pickgroup, b.Pickgroup; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureGroups_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureGroups_PickSign:
 		if b, ok := o.Pick.(*TortureGroups_PickSign); ok && a != nil && b != nil {
 			if a.PickSign != b.PickSign {
 				return false
 			}
-		} else if a != nil || _TortureGroups_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureGroups_PickBytes:
 		if b, ok := o.Pick.(*TortureGroups_PickBytes); ok && a != nil && b != nil {
 			if !bytes.Equal(a.PickBytes, b.PickBytes) {
 				return false
 			}
-		} else if a != nil || _TortureGroups_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureGroups_Picksecret:
 		if b, ok := o.Pick.(*TortureGroups_Picksecret); ok && a != nil && b != nil {
 			if x, y := a.Picksecret, b.Picksecret; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureGroups_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _TortureGroups_Pick_isSet(o.Pick) {
-			return false
-		}
+		none = true
+	}
+	if none && _TortureGroups_Pick_isSet(o.Pick) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -600,35 +600,43 @@ func (m *TortureEdition) Equal(o *TortureEdition) bool {
 	if !m.Self.Equal(o.Self) {
 		return false
 	}
+	none := false
 	switch a := m.Choice.(type) {
 	case *TortureEdition_ChoiceClosed:
 		if b, ok := o.Choice.(*TortureEdition_ChoiceClosed); ok && a != nil && b != nil {
 			if a.ChoiceClosed != b.ChoiceClosed {
 				return false
 			}
-		} else if a != nil || _TortureEdition_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureEdition_ChoicePart:
 		if b, ok := o.Choice.(*TortureEdition_ChoicePart); ok && a != nil && b != nil {
 			if x, y := a.ChoicePart, b.ChoicePart; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureEdition_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureEdition_ChoiceText:
 		if b, ok := o.Choice.(*TortureEdition_ChoiceText); ok && a != nil && b != nil {
 			if a.ChoiceText != b.ChoiceText {
 				return false
 			}
-		} else if a != nil || _TortureEdition_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _TortureEdition_Choice_isSet(o.Choice) {
-			return false
-		}
+		none = true
+	}
+	if none && _TortureEdition_Choice_isSet(o.Choice) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -2837,27 +2837,33 @@ func (m *TortureNames) Equal(o *TortureNames) bool {
 	if !slices.Equal(m.Var, o.Var) {
 		return false
 	}
+	none := false
 	switch a := m.Select.(type) {
 	case *TortureNames_Chan:
 		if b, ok := o.Select.(*TortureNames_Chan); ok && a != nil && b != nil {
 			if a.Chan != b.Chan {
 				return false
 			}
-		} else if a != nil || _TortureNames_Select_isSet(o.Select) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureNames_Range:
 		if b, ok := o.Select.(*TortureNames_Range); ok && a != nil && b != nil {
 			if a.Range != b.Range {
 				return false
 			}
-		} else if a != nil || _TortureNames_Select_isSet(o.Select) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _TortureNames_Select_isSet(o.Select) {
-			return false
-		}
+		none = true
+	}
+	if none && _TortureNames_Select_isSet(o.Select) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -3208,62 +3214,77 @@ func (m *TortureOneofs) Equal(o *TortureOneofs) bool {
 	if !fieldmap.EqualPtr(m.OptColor, o.OptColor) {
 		return false
 	}
+	none := false
 	switch a := m.First.(type) {
 	case *TortureOneofs_FirstMood:
 		if b, ok := o.First.(*TortureOneofs_FirstMood); ok && a != nil && b != nil {
 			if a.FirstMood != b.FirstMood {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstBytes:
 		if b, ok := o.First.(*TortureOneofs_FirstBytes); ok && a != nil && b != nil {
 			if !bytes.Equal(a.FirstBytes, b.FirstBytes) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstDeep:
 		if b, ok := o.First.(*TortureOneofs_FirstDeep); ok && a != nil && b != nil {
 			if x, y := a.FirstDeep, b.FirstDeep; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstFloat:
 		if b, ok := o.First.(*TortureOneofs_FirstFloat); ok && a != nil && b != nil {
 			if !fieldmap.EqualFloat32(a.FirstFloat, b.FirstFloat) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstDouble:
 		if b, ok := o.First.(*TortureOneofs_FirstDouble); ok && a != nil && b != nil {
 			if !fieldmap.EqualFloat64(a.FirstDouble, b.FirstDouble) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstSelf:
 		if b, ok := o.First.(*TortureOneofs_FirstSelf); ok && a != nil && b != nil {
 			if x, y := a.FirstSelf, b.FirstSelf; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstTime:
 		if b, ok := o.First.(*TortureOneofs_FirstTime); ok && a != nil && b != nil {
 			if x, y := a.FirstTime, b.FirstTime; x != y && !fieldmap.EqualTimestamp(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstLabel:
 		if b, ok := o.First.(*TortureOneofs_FirstLabel); ok && a != nil && b != nil {
@@ -3275,91 +3296,114 @@ func (m *TortureOneofs) Equal(o *TortureOneofs) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstEmpty:
 		if b, ok := o.First.(*TortureOneofs_FirstEmpty); ok && a != nil && b != nil {
 			if x, y := a.FirstEmpty, b.FirstEmpty; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstSecret:
 		if b, ok := o.First.(*TortureOneofs_FirstSecret); ok && a != nil && b != nil {
 			if a.FirstSecret != b.FirstSecret {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstL4:
 		if b, ok := o.First.(*TortureOneofs_FirstL4); ok && a != nil && b != nil {
 			if x, y := a.FirstL4, b.FirstL4; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstBool:
 		if b, ok := o.First.(*TortureOneofs_FirstBool); ok && a != nil && b != nil {
 			if a.FirstBool != b.FirstBool {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstColor:
 		if b, ok := o.First.(*TortureOneofs_FirstColor); ok && a != nil && b != nil {
 			if a.FirstColor != b.FirstColor {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _TortureOneofs_First_isSet(o.First) {
-			return false
-		}
+		none = true
 	}
+	if none && _TortureOneofs_First_isSet(o.First) {
+		return false
+	}
+	none = false
 	switch a := m.Second.(type) {
 	case *TortureOneofs_SecondName:
 		if b, ok := o.Second.(*TortureOneofs_SecondName); ok && a != nil && b != nil {
 			if a.SecondName != b.SecondName {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_Second_isSet(o.Second) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_SecondSelf:
 		if b, ok := o.Second.(*TortureOneofs_SecondSelf); ok && a != nil && b != nil {
 			if x, y := a.SecondSelf, b.SecondSelf; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_Second_isSet(o.Second) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_SecondNum:
 		if b, ok := o.Second.(*TortureOneofs_SecondNum); ok && a != nil && b != nil {
 			if a.SecondNum != b.SecondNum {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_Second_isSet(o.Second) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_SecondSecret:
 		if b, ok := o.Second.(*TortureOneofs_SecondSecret); ok && a != nil && b != nil {
 			if !bytes.Equal(a.SecondSecret, b.SecondSecret) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_Second_isSet(o.Second) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _TortureOneofs_Second_isSet(o.Second) {
-			return false
-		}
+		none = true
+	}
+	if none && _TortureOneofs_Second_isSet(o.Second) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -3422,27 +3466,33 @@ func (m *TortureOnlyOneof) Equal(o *TortureOnlyOneof) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Only.(type) {
 	case *TortureOnlyOneof_OnlyName:
 		if b, ok := o.Only.(*TortureOnlyOneof_OnlyName); ok && a != nil && b != nil {
 			if a.OnlyName != b.OnlyName {
 				return false
 			}
-		} else if a != nil || _TortureOnlyOneof_Only_isSet(o.Only) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOnlyOneof_OnlySelf:
 		if b, ok := o.Only.(*TortureOnlyOneof_OnlySelf); ok && a != nil && b != nil {
 			if x, y := a.OnlySelf, b.OnlySelf; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOnlyOneof_Only_isSet(o.Only) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _TortureOnlyOneof_Only_isSet(o.Only) {
-			return false
-		}
+		none = true
+	}
+	if none && _TortureOnlyOneof_Only_isSet(o.Only) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

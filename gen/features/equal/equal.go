@@ -68,7 +68,17 @@ func (f *feature) message(mm *gen.Message) {
 		f.notEqualReturn(fd, m+"."+fd.GoName, o+"."+fd.GoName)
 	}
 	f.flush()
-	for _, of := range oneofs(mm) {
+	// none is set when m holds no member of the oneof; o must then hold
+	// none either, which one call of the oneof's isSet function decides
+	// after the switch (one inlined copy of its type switch per oneof, not
+	// one per member).
+	none := g.Local("none")
+	for i, of := range oneofs(mm) {
+		if i == 0 {
+			g.P(none, " := false")
+		} else {
+			g.P(none, " = false")
+		}
 		g.P("switch ", a, " := ", m, ".", of.GoName, ".(type) {")
 		for _, fd := range of.Fields {
 			g.P("case ", g.OneofWrapper(fd), ":")
@@ -83,14 +93,17 @@ func (f *feature) message(mm *gen.Message) {
 				f.notEqualReturn(fd, a+"."+fd.GoName, b+"."+fd.GoName)
 				f.flush()
 			}
-			g.P("} else if ", a, " != nil || ", isSetFunc(of), "(", o, ".", of.GoName, ") {")
+			g.P("} else if ", a, " != nil {")
 			g.P("return false")
+			g.P("} else {")
+			g.P(none, " = true")
 			g.P("}")
 		}
 		g.P("default:")
-		g.P("if ", isSetFunc(of), "(", o, ".", of.GoName, ") {")
-		g.P("return false")
+		g.P(none, " = true")
 		g.P("}")
+		g.P("if ", none, " && ", isSetFunc(of), "(", o, ".", of.GoName, ") {")
+		g.P("return false")
 		g.P("}")
 	}
 	if gen.HasExtensionRanges(mm.Message) {

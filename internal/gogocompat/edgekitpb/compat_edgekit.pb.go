@@ -544,27 +544,33 @@ func (m *Site) Equal(o *Site) bool {
 	if m.Revision != o.Revision {
 		return false
 	}
+	none := false
 	switch a := m.Platform.(type) {
 	case *Site_Kubeconfig:
 		if b, ok := o.Platform.(*Site_Kubeconfig); ok && a != nil && b != nil {
 			if a.Kubeconfig != b.Kubeconfig {
 				return false
 			}
-		} else if a != nil || _Site_Platform_isSet(o.Platform) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Site_Vm:
 		if b, ok := o.Platform.(*Site_Vm); ok && a != nil && b != nil {
 			if x, y := a.Vm, b.Vm; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Site_Platform_isSet(o.Platform) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Site_Platform_isSet(o.Platform) {
-			return false
-		}
+		none = true
+	}
+	if none && _Site_Platform_isSet(o.Platform) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -2137,27 +2137,33 @@ func (m *ConnectRequest) Equal(o *ConnectRequest) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Msg.(type) {
 	case *ConnectRequest_Hello:
 		if b, ok := o.Msg.(*ConnectRequest_Hello); ok && a != nil && b != nil {
 			if x, y := a.Hello, b.Hello; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectRequest_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ConnectRequest_Report:
 		if b, ok := o.Msg.(*ConnectRequest_Report); ok && a != nil && b != nil {
 			if x, y := a.Report, b.Report; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectRequest_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _ConnectRequest_Msg_isSet(o.Msg) {
-			return false
-		}
+		none = true
+	}
+	if none && _ConnectRequest_Msg_isSet(o.Msg) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -2216,6 +2222,7 @@ func (m *Report) Equal(o *Report) bool {
 	if !slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
+	none := false
 	switch a := m.Info.(type) {
 	case *Report_CloudletInfo:
 		if b, ok := o.Info.(*Report_CloudletInfo); ok && a != nil && b != nil {
@@ -2227,8 +2234,10 @@ func (m *Report) Equal(o *Report) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Report_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Report_ClusterInstInfo:
 		if b, ok := o.Info.(*Report_ClusterInstInfo); ok && a != nil && b != nil {
@@ -2240,8 +2249,10 @@ func (m *Report) Equal(o *Report) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Report_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Report_AppInstInfo:
 		if b, ok := o.Info.(*Report_AppInstInfo); ok && a != nil && b != nil {
@@ -2253,8 +2264,10 @@ func (m *Report) Equal(o *Report) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Report_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Report_TrustPolicyException:
 		if b, ok := o.Info.(*Report_TrustPolicyException); ok && a != nil && b != nil {
@@ -2266,13 +2279,16 @@ func (m *Report) Equal(o *Report) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Report_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Report_Info_isSet(o.Info) {
-			return false
-		}
+		none = true
+	}
+	if none && _Report_Info_isSet(o.Info) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -2301,51 +2317,63 @@ func (m *ConnectResponse) Equal(o *ConnectResponse) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Msg.(type) {
 	case *ConnectResponse_SyncStart:
 		if b, ok := o.Msg.(*ConnectResponse_SyncStart); ok && a != nil && b != nil {
 			if x, y := a.SyncStart, b.SyncStart; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectResponse_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ConnectResponse_Update:
 		if b, ok := o.Msg.(*ConnectResponse_Update); ok && a != nil && b != nil {
 			if x, y := a.Update, b.Update; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectResponse_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ConnectResponse_SyncEnd:
 		if b, ok := o.Msg.(*ConnectResponse_SyncEnd); ok && a != nil && b != nil {
 			if x, y := a.SyncEnd, b.SyncEnd; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectResponse_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ConnectResponse_ReportAck:
 		if b, ok := o.Msg.(*ConnectResponse_ReportAck); ok && a != nil && b != nil {
 			if x, y := a.ReportAck, b.ReportAck; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectResponse_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ConnectResponse_Keepalive:
 		if b, ok := o.Msg.(*ConnectResponse_Keepalive); ok && a != nil && b != nil {
 			if x, y := a.Keepalive, b.Keepalive; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectResponse_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _ConnectResponse_Msg_isSet(o.Msg) {
-			return false
-		}
+		none = true
+	}
+	if none && _ConnectResponse_Msg_isSet(o.Msg) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -2422,6 +2450,7 @@ func (m *Update) Equal(o *Update) bool {
 	if m.Revision != o.Revision {
 		return false
 	}
+	none := false
 	switch a := m.Object.(type) {
 	case *Update_Settings:
 		if b, ok := o.Object.(*Update_Settings); ok && a != nil && b != nil {
@@ -2433,8 +2462,10 @@ func (m *Update) Equal(o *Update) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_Flavor:
 		if b, ok := o.Object.(*Update_Flavor); ok && a != nil && b != nil {
@@ -2446,8 +2477,10 @@ func (m *Update) Equal(o *Update) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_Cloudlet:
 		if b, ok := o.Object.(*Update_Cloudlet); ok && a != nil && b != nil {
@@ -2459,8 +2492,10 @@ func (m *Update) Equal(o *Update) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_TrustPolicy:
 		if b, ok := o.Object.(*Update_TrustPolicy); ok && a != nil && b != nil {
@@ -2472,8 +2507,10 @@ func (m *Update) Equal(o *Update) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_App:
 		if b, ok := o.Object.(*Update_App); ok && a != nil && b != nil {
@@ -2485,8 +2522,10 @@ func (m *Update) Equal(o *Update) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_ClusterInst:
 		if b, ok := o.Object.(*Update_ClusterInst); ok && a != nil && b != nil {
@@ -2498,8 +2537,10 @@ func (m *Update) Equal(o *Update) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_AppInst:
 		if b, ok := o.Object.(*Update_AppInst); ok && a != nil && b != nil {
@@ -2511,8 +2552,10 @@ func (m *Update) Equal(o *Update) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_TrustPolicyException:
 		if b, ok := o.Object.(*Update_TrustPolicyException); ok && a != nil && b != nil {
@@ -2524,13 +2567,16 @@ func (m *Update) Equal(o *Update) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Update_Object_isSet(o.Object) {
-			return false
-		}
+		none = true
+	}
+	if none && _Update_Object_isSet(o.Object) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -619,6 +619,7 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 	if m.ReleaseClaim != o.ReleaseClaim {
 		return false
 	}
+	none := false
 	switch a := m.Info.(type) {
 	case *ReportInfoRequest_CloudletInfo:
 		if b, ok := o.Info.(*ReportInfoRequest_CloudletInfo); ok && a != nil && b != nil {
@@ -630,8 +631,10 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ReportInfoRequest_ClusterInstInfo:
 		if b, ok := o.Info.(*ReportInfoRequest_ClusterInstInfo); ok && a != nil && b != nil {
@@ -643,8 +646,10 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ReportInfoRequest_AppInstInfo:
 		if b, ok := o.Info.(*ReportInfoRequest_AppInstInfo); ok && a != nil && b != nil {
@@ -656,8 +661,10 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ReportInfoRequest_TrustPolicyException:
 		if b, ok := o.Info.(*ReportInfoRequest_TrustPolicyException); ok && a != nil && b != nil {
@@ -669,13 +676,16 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _ReportInfoRequest_Info_isSet(o.Info) {
-			return false
-		}
+		none = true
+	}
+	if none && _ReportInfoRequest_Info_isSet(o.Info) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -1311,6 +1311,7 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			return false
 		}
 	}
+	none := false
 	switch a_ := m_.Pick.(type) {
 	case *Holder_WPick:
 		if b_, ok_ := o_.Pick.(*Holder_WPick); ok_ && a_ != nil && b_ != nil {
@@ -1322,8 +1323,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_APick:
 		if b_, ok_ := o_.Pick.(*Holder_APick); ok_ && a_ != nil && b_ != nil {
@@ -1335,8 +1338,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_BPick:
 		if b_, ok_ := o_.Pick.(*Holder_BPick); ok_ && a_ != nil && b_ != nil {
@@ -1348,8 +1353,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_OkPick:
 		if b_, ok_ := o_.Pick.(*Holder_OkPick); ok_ && a_ != nil && b_ != nil {
@@ -1361,8 +1368,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_D1Pick:
 		if b_, ok_ := o_.Pick.(*Holder_D1Pick); ok_ && a_ != nil && b_ != nil {
@@ -1374,8 +1383,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_S1Pick:
 		if b_, ok_ := o_.Pick.(*Holder_S1Pick); ok_ && a_ != nil && b_ != nil {
@@ -1387,8 +1398,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_Sv0Pick:
 		if b_, ok_ := o_.Pick.(*Holder_Sv0Pick); ok_ && a_ != nil && b_ != nil {
@@ -1400,8 +1413,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_MPick:
 		if b_, ok_ := o_.Pick.(*Holder_MPick); ok_ && a_ != nil && b_ != nil {
@@ -1413,8 +1428,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_SrcPick:
 		if b_, ok_ := o_.Pick.(*Holder_SrcPick); ok_ && a_ != nil && b_ != nil {
@@ -1426,8 +1443,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_FmPick:
 		if b_, ok_ := o_.Pick.(*Holder_FmPick); ok_ && a_ != nil && b_ != nil {
@@ -1439,8 +1458,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_AtPick:
 		if b_, ok_ := o_.Pick.(*Holder_AtPick); ok_ && a_ != nil && b_ != nil {
@@ -1452,8 +1473,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_CPick:
 		if b_, ok_ := o_.Pick.(*Holder_CPick); ok_ && a_ != nil && b_ != nil {
@@ -1465,8 +1488,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_OPick:
 		if b_, ok_ := o_.Pick.(*Holder_OPick); ok_ && a_ != nil && b_ != nil {
@@ -1478,8 +1503,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_XPick:
 		if b_, ok_ := o_.Pick.(*Holder_XPick); ok_ && a_ != nil && b_ != nil {
@@ -1491,8 +1518,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_VPick:
 		if b_, ok_ := o_.Pick.(*Holder_VPick); ok_ && a_ != nil && b_ != nil {
@@ -1504,8 +1533,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_BlkPick:
 		if b_, ok_ := o_.Pick.(*Holder_BlkPick); ok_ && a_ != nil && b_ != nil {
@@ -1517,8 +1548,10 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_W1Pick:
 		if b_, ok_ := o_.Pick.(*Holder_W1Pick); ok_ && a_ != nil && b_ != nil {
@@ -1530,21 +1563,26 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_Other:
 		if b_, ok_ := o_.Pick.(*Holder_Other); ok_ && a_ != nil && b_ != nil {
 			if a_.Other != b_.Other {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Holder_Pick_isSet(o_.Pick) {
-			return false
-		}
+		none = true
+	}
+	if none && _Holder_Pick_isSet(o_.Pick) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m_.unknownFields, o_.unknownFields, fieldmap.EqualUnknown)
 }

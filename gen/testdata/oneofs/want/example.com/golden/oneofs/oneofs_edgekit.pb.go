@@ -168,51 +168,63 @@ func (m *Choice) Equal(o *Choice) bool {
 	if m.Id != o.Id {
 		return false
 	}
+	none := false
 	switch a := m.Pick.(type) {
 	case *Choice_Text:
 		if b, ok := o.Pick.(*Choice_Text); ok && a != nil && b != nil {
 			if a.Text != b.Text {
 				return false
 			}
-		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Choice_Number:
 		if b, ok := o.Pick.(*Choice_Number); ok && a != nil && b != nil {
 			if a.Number != b.Number {
 				return false
 			}
-		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Choice_Detail:
 		if b, ok := o.Pick.(*Choice_Detail); ok && a != nil && b != nil {
 			if x, y := a.Detail, b.Detail; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Choice_Raw:
 		if b, ok := o.Pick.(*Choice_Raw); ok && a != nil && b != nil {
 			if !bytes.Equal(a.Raw, b.Raw) {
 				return false
 			}
-		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Choice_Ratio:
 		if b, ok := o.Pick.(*Choice_Ratio); ok && a != nil && b != nil {
 			if !fieldmap.EqualFloat64(a.Ratio, b.Ratio) {
 				return false
 			}
-		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Choice_Pick_isSet(o.Pick) {
-			return false
-		}
+		none = true
+	}
+	if none && _Choice_Pick_isSet(o.Pick) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

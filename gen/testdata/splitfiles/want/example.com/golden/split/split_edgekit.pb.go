@@ -233,27 +233,33 @@ func (m *Holder) Equal(o *Holder) bool {
 			return false
 		}
 	}
+	none := false
 	switch a := m.Pick.(type) {
 	case *Holder_PickExt:
 		if b, ok := o.Pick.(*Holder_PickExt); ok && a != nil && b != nil {
 			if x, y := a.PickExt, b.PickExt; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Holder_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_PickPlain:
 		if b, ok := o.Pick.(*Holder_PickPlain); ok && a != nil && b != nil {
 			if x, y := a.PickPlain, b.PickPlain; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Holder_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Holder_Pick_isSet(o.Pick) {
-			return false
-		}
+		none = true
+	}
+	if none && _Holder_Pick_isSet(o.Pick) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
