@@ -15,7 +15,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of AlertKey: dot-joined field numbers from AlertKey.
 const (
@@ -117,7 +117,7 @@ func (m *AlertKey) cloneTo(c *AlertKey) *AlertKey {
 	c.CloudletKey = m.CloudletKey.Clone()
 	c.Resource = m.Resource
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -143,7 +143,7 @@ func (m *Alert) cloneTo(c *Alert) *Alert {
 	c.ActiveAt = fieldmap.CloneTimestamp(m.ActiveAt)
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

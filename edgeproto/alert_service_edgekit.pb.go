@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of ShowAlertsRequest: dot-joined field numbers from ShowAlertsRequest.
 const (
@@ -125,7 +125,7 @@ func (m *ShowAlertsRequest) Clone() *ShowAlertsRequest {
 func (m *ShowAlertsRequest) cloneTo(c *ShowAlertsRequest) *ShowAlertsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -142,7 +142,7 @@ func (m *ShowAlertsResponse) Clone() *ShowAlertsResponse {
 func (m *ShowAlertsResponse) cloneTo(c *ShowAlertsResponse) *ShowAlertsResponse {
 	c.Alert = m.Alert.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

@@ -17,7 +17,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Port: dot-joined field numbers from Port.
 const (
@@ -242,7 +242,7 @@ func (m *Port) cloneTo(c *Port) *Port {
 	c.FqdnPrefix = m.FqdnPrefix
 	c.MaxPktSize = m.MaxPktSize
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -260,7 +260,7 @@ func (m *ConfigFile) cloneTo(c *ConfigFile) *ConfigFile {
 	c.Kind = m.Kind
 	c.Config = m.Config
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -280,7 +280,7 @@ func (m *EnvVar) cloneTo(c *EnvVar) *EnvVar {
 	c.Secret = m.Secret
 	c.SecretValue = m.SecretValue
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -352,7 +352,7 @@ func (m *App) cloneTo(c *App) *App {
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	c.AccessType = m.AccessType
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -456,7 +456,7 @@ func (m *App) Equal(o *App) bool {
 		return false
 	}
 	for i, x := range m.Ports {
-		if y := o.Ports[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Port).Equal) {
+		if y := o.Ports[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -470,7 +470,7 @@ func (m *App) Equal(o *App) bool {
 		return false
 	}
 	for i, x := range m.Configs {
-		if y := o.Configs[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ConfigFile).Equal) {
+		if y := o.Configs[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -478,7 +478,7 @@ func (m *App) Equal(o *App) bool {
 		return false
 	}
 	for i, x := range m.EnvVars {
-		if y := o.EnvVars[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*EnvVar).Equal) {
+		if y := o.EnvVars[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -498,7 +498,7 @@ func (m *App) Equal(o *App) bool {
 		return false
 	}
 	for i, x := range m.RequiredOutboundConnections {
-		if y := o.RequiredOutboundConnections[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*SecurityRule).Equal) {
+		if y := o.RequiredOutboundConnections[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

@@ -17,7 +17,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of AppInstRuntime: dot-joined field numbers from AppInstRuntime.
 const (
@@ -296,7 +296,7 @@ func (m *AppInstRuntime) cloneTo(c *AppInstRuntime) *AppInstRuntime {
 		c.Endpoints = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -317,7 +317,7 @@ func (m *ServiceEndpoint) cloneTo(c *ServiceEndpoint) *ServiceEndpoint {
 	c.Protocol = m.Protocol
 	c.TargetPort = m.TargetPort
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -352,22 +352,57 @@ func (m *AppInst) cloneTo(c *AppInst) *AppInst {
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	c.RequestId = m.RequestId
+	var kb *_AppInst_kids
 	if m.Key != nil && m.AppKey != nil && m.ClusterKey != nil && m.CloudletKey != nil && m.RuntimeInfo != nil {
-		kb := new(_AppInst_kids)
-		c.Key = m.Key.cloneTo(&kb.Key)
-		c.AppKey = m.AppKey.cloneTo(&kb.AppKey)
-		c.ClusterKey = m.ClusterKey.cloneTo(&kb.ClusterKey)
-		c.CloudletKey = m.CloudletKey.cloneTo(&kb.CloudletKey)
-		c.RuntimeInfo = m.RuntimeInfo.cloneTo(&kb.RuntimeInfo)
-	} else {
-		c.Key = m.Key.Clone()
-		c.AppKey = m.AppKey.Clone()
-		c.ClusterKey = m.ClusterKey.Clone()
-		c.CloudletKey = m.CloudletKey.Clone()
-		c.RuntimeInfo = m.RuntimeInfo.Clone()
+		kb = new(_AppInst_kids)
+	}
+	if x := m.Key; x != nil {
+		var d *AppInstKey
+		if kb != nil {
+			d = &kb.Key
+		} else {
+			d = new(AppInstKey)
+		}
+		c.Key = x.cloneTo(d)
+	}
+	if x := m.AppKey; x != nil {
+		var d *AppKey
+		if kb != nil {
+			d = &kb.AppKey
+		} else {
+			d = new(AppKey)
+		}
+		c.AppKey = x.cloneTo(d)
+	}
+	if x := m.ClusterKey; x != nil {
+		var d *ClusterKey
+		if kb != nil {
+			d = &kb.ClusterKey
+		} else {
+			d = new(ClusterKey)
+		}
+		c.ClusterKey = x.cloneTo(d)
+	}
+	if x := m.CloudletKey; x != nil {
+		var d *CloudletKey
+		if kb != nil {
+			d = &kb.CloudletKey
+		} else {
+			d = new(CloudletKey)
+		}
+		c.CloudletKey = x.cloneTo(d)
+	}
+	if x := m.RuntimeInfo; x != nil {
+		var d *AppInstRuntime
+		if kb != nil {
+			d = &kb.RuntimeInfo
+		} else {
+			d = new(AppInstRuntime)
+		}
+		c.RuntimeInfo = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -398,18 +433,39 @@ func (m *AppInstInfo) cloneTo(c *AppInstInfo) *AppInstInfo {
 	c.Uri = m.Uri
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	c.RequestId = m.RequestId
+	var kb *_AppInstInfo_kids
 	if m.Key != nil && m.Status != nil && m.RuntimeInfo != nil {
-		kb := new(_AppInstInfo_kids)
-		c.Key = m.Key.cloneTo(&kb.Key)
-		c.Status = m.Status.cloneTo(&kb.Status)
-		c.RuntimeInfo = m.RuntimeInfo.cloneTo(&kb.RuntimeInfo)
-	} else {
-		c.Key = m.Key.Clone()
-		c.Status = m.Status.Clone()
-		c.RuntimeInfo = m.RuntimeInfo.Clone()
+		kb = new(_AppInstInfo_kids)
+	}
+	if x := m.Key; x != nil {
+		var d *AppInstKey
+		if kb != nil {
+			d = &kb.Key
+		} else {
+			d = new(AppInstKey)
+		}
+		c.Key = x.cloneTo(d)
+	}
+	if x := m.Status; x != nil {
+		var d *StatusInfo
+		if kb != nil {
+			d = &kb.Status
+		} else {
+			d = new(StatusInfo)
+		}
+		c.Status = x.cloneTo(d)
+	}
+	if x := m.RuntimeInfo; x != nil {
+		var d *AppInstRuntime
+		if kb != nil {
+			d = &kb.RuntimeInfo
+		} else {
+			d = new(AppInstRuntime)
+		}
+		c.RuntimeInfo = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -442,7 +498,7 @@ func (m *AppInstRuntime) Equal(o *AppInstRuntime) bool {
 		return false
 	}
 	for i, x := range m.Endpoints {
-		if y := o.Endpoints[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ServiceEndpoint).Equal) {
+		if y := o.Endpoints[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -511,7 +567,7 @@ func (m *AppInst) Equal(o *AppInst) bool {
 		return false
 	}
 	for i, x := range m.MappedPorts {
-		if y := o.MappedPorts[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Port).Equal) {
+		if y := o.MappedPorts[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of CreateAppInstRequest: dot-joined field numbers from CreateAppInstRequest.
 const (
@@ -848,7 +848,7 @@ func (m *CreateAppInstRequest) cloneTo(c *CreateAppInstRequest) *CreateAppInstRe
 	c.AppInst = m.AppInst.Clone()
 	c.NoWait = m.NoWait
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -865,7 +865,7 @@ func (m *CreateAppInstResponse) Clone() *CreateAppInstResponse {
 func (m *CreateAppInstResponse) cloneTo(c *CreateAppInstResponse) *CreateAppInstResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -884,7 +884,7 @@ func (m *UpdateAppInstRequest) cloneTo(c *UpdateAppInstRequest) *UpdateAppInstRe
 	c.Fields = slices.Clone(m.Fields)
 	c.NoWait = m.NoWait
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -901,7 +901,7 @@ func (m *UpdateAppInstResponse) Clone() *UpdateAppInstResponse {
 func (m *UpdateAppInstResponse) cloneTo(c *UpdateAppInstResponse) *UpdateAppInstResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -920,7 +920,7 @@ func (m *DeleteAppInstRequest) cloneTo(c *DeleteAppInstRequest) *DeleteAppInstRe
 	c.NoWait = m.NoWait
 	c.CrmOverride = m.CrmOverride
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -937,7 +937,7 @@ func (m *DeleteAppInstResponse) Clone() *DeleteAppInstResponse {
 func (m *DeleteAppInstResponse) cloneTo(c *DeleteAppInstResponse) *DeleteAppInstResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -954,7 +954,7 @@ func (m *ShowAppInstsRequest) Clone() *ShowAppInstsRequest {
 func (m *ShowAppInstsRequest) cloneTo(c *ShowAppInstsRequest) *ShowAppInstsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -971,7 +971,7 @@ func (m *ShowAppInstsResponse) Clone() *ShowAppInstsResponse {
 func (m *ShowAppInstsResponse) cloneTo(c *ShowAppInstsResponse) *ShowAppInstsResponse {
 	c.AppInst = m.AppInst.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -988,7 +988,7 @@ func (m *ShowAppInstInfosRequest) Clone() *ShowAppInstInfosRequest {
 func (m *ShowAppInstInfosRequest) cloneTo(c *ShowAppInstInfosRequest) *ShowAppInstInfosRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1005,7 +1005,7 @@ func (m *ShowAppInstInfosResponse) Clone() *ShowAppInstInfosResponse {
 func (m *ShowAppInstInfosResponse) cloneTo(c *ShowAppInstInfosResponse) *ShowAppInstInfosResponse {
 	c.AppInstInfo = m.AppInstInfo.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1022,7 +1022,7 @@ func (m *WatchAppInstInfosRequest) Clone() *WatchAppInstInfosRequest {
 func (m *WatchAppInstInfosRequest) cloneTo(c *WatchAppInstInfosRequest) *WatchAppInstInfosRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1040,7 +1040,7 @@ func (m *WatchAppInstInfosResponse) cloneTo(c *WatchAppInstInfosResponse) *Watch
 	c.Type = m.Type
 	c.AppInstInfo = m.AppInstInfo.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of CreateAppRequest: dot-joined field numbers from CreateAppRequest.
 const (
@@ -671,7 +671,7 @@ func (m *CreateAppRequest) Clone() *CreateAppRequest {
 func (m *CreateAppRequest) cloneTo(c *CreateAppRequest) *CreateAppRequest {
 	c.App = m.App.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -688,7 +688,7 @@ func (m *CreateAppResponse) Clone() *CreateAppResponse {
 func (m *CreateAppResponse) cloneTo(c *CreateAppResponse) *CreateAppResponse {
 	c.App = m.App.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -706,7 +706,7 @@ func (m *UpdateAppRequest) cloneTo(c *UpdateAppRequest) *UpdateAppRequest {
 	c.App = m.App.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -723,7 +723,7 @@ func (m *UpdateAppResponse) Clone() *UpdateAppResponse {
 func (m *UpdateAppResponse) cloneTo(c *UpdateAppResponse) *UpdateAppResponse {
 	c.App = m.App.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -740,7 +740,7 @@ func (m *DeleteAppRequest) Clone() *DeleteAppRequest {
 func (m *DeleteAppRequest) cloneTo(c *DeleteAppRequest) *DeleteAppRequest {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -756,7 +756,7 @@ func (m *DeleteAppResponse) Clone() *DeleteAppResponse {
 // cloneTo makes c, a zero DeleteAppResponse, a deep copy of m, which is not nil, and returns c.
 func (m *DeleteAppResponse) cloneTo(c *DeleteAppResponse) *DeleteAppResponse {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -773,7 +773,7 @@ func (m *ShowAppsRequest) Clone() *ShowAppsRequest {
 func (m *ShowAppsRequest) cloneTo(c *ShowAppsRequest) *ShowAppsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -790,7 +790,7 @@ func (m *ShowAppsResponse) Clone() *ShowAppsResponse {
 func (m *ShowAppsResponse) cloneTo(c *ShowAppsResponse) *ShowAppsResponse {
 	c.App = m.App.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -808,7 +808,7 @@ func (m *RefreshAppInstsRequest) cloneTo(c *RefreshAppInstsRequest) *RefreshAppI
 	c.Key = m.Key.Clone()
 	c.BatchSize = m.BatchSize
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -823,16 +823,30 @@ func (m *RefreshAppInstsResponse) Clone() *RefreshAppInstsResponse {
 
 // cloneTo makes c, a zero RefreshAppInstsResponse, a deep copy of m, which is not nil, and returns c.
 func (m *RefreshAppInstsResponse) cloneTo(c *RefreshAppInstsResponse) *RefreshAppInstsResponse {
+	var kb *_RefreshAppInstsResponse_kids
 	if m.Progress != nil && m.AppInstKey != nil {
-		kb := new(_RefreshAppInstsResponse_kids)
-		c.Progress = m.Progress.cloneTo(&kb.Progress)
-		c.AppInstKey = m.AppInstKey.cloneTo(&kb.AppInstKey)
-	} else {
-		c.Progress = m.Progress.Clone()
-		c.AppInstKey = m.AppInstKey.Clone()
+		kb = new(_RefreshAppInstsResponse_kids)
+	}
+	if x := m.Progress; x != nil {
+		var d *Progress
+		if kb != nil {
+			d = &kb.Progress
+		} else {
+			d = new(Progress)
+		}
+		c.Progress = x.cloneTo(d)
+	}
+	if x := m.AppInstKey; x != nil {
+		var d *AppInstKey
+		if kb != nil {
+			d = &kb.AppInstKey
+		} else {
+			d = new(AppInstKey)
+		}
+		c.AppInstKey = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

@@ -17,7 +17,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Location: dot-joined field numbers from Location.
 const (
@@ -333,7 +333,7 @@ func (m *Location) cloneTo(c *Location) *Location {
 	c.Latitude = m.Latitude
 	c.Longitude = m.Longitude
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -357,7 +357,7 @@ func (m *PlatformConfig) cloneTo(c *PlatformConfig) *PlatformConfig {
 	c.CrmAccessPrivateKey = m.CrmAccessPrivateKey
 	c.AccessApiAddr = m.AccessApiAddr
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -400,18 +400,39 @@ func (m *Cloudlet) cloneTo(c *Cloudlet) *Cloudlet {
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	c.RequestId = m.RequestId
+	var kb *_Cloudlet_kids
 	if m.Key != nil && m.Location != nil && m.Config != nil {
-		kb := new(_Cloudlet_kids)
-		c.Key = m.Key.cloneTo(&kb.Key)
-		c.Location = m.Location.cloneTo(&kb.Location)
-		c.Config = m.Config.cloneTo(&kb.Config)
-	} else {
-		c.Key = m.Key.Clone()
-		c.Location = m.Location.Clone()
-		c.Config = m.Config.Clone()
+		kb = new(_Cloudlet_kids)
+	}
+	if x := m.Key; x != nil {
+		var d *CloudletKey
+		if kb != nil {
+			d = &kb.Key
+		} else {
+			d = new(CloudletKey)
+		}
+		c.Key = x.cloneTo(d)
+	}
+	if x := m.Location; x != nil {
+		var d *Location
+		if kb != nil {
+			d = &kb.Location
+		} else {
+			d = new(Location)
+		}
+		c.Location = x.cloneTo(d)
+	}
+	if x := m.Config; x != nil {
+		var d *PlatformConfig
+		if kb != nil {
+			d = &kb.Config
+		} else {
+			d = new(PlatformConfig)
+		}
+		c.Config = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -466,18 +487,39 @@ func (m *CloudletInfo) cloneTo(c *CloudletInfo) *CloudletInfo {
 	c.ActiveCrmInstance = m.ActiveCrmInstance
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	c.RequestId = m.RequestId
+	var kb *_CloudletInfo_kids
 	if m.Key != nil && m.Status != nil && m.ResourcesSnapshot != nil {
-		kb := new(_CloudletInfo_kids)
-		c.Key = m.Key.cloneTo(&kb.Key)
-		c.Status = m.Status.cloneTo(&kb.Status)
-		c.ResourcesSnapshot = m.ResourcesSnapshot.cloneTo(&kb.ResourcesSnapshot)
-	} else {
-		c.Key = m.Key.Clone()
-		c.Status = m.Status.Clone()
-		c.ResourcesSnapshot = m.ResourcesSnapshot.Clone()
+		kb = new(_CloudletInfo_kids)
+	}
+	if x := m.Key; x != nil {
+		var d *CloudletKey
+		if kb != nil {
+			d = &kb.Key
+		} else {
+			d = new(CloudletKey)
+		}
+		c.Key = x.cloneTo(d)
+	}
+	if x := m.Status; x != nil {
+		var d *StatusInfo
+		if kb != nil {
+			d = &kb.Status
+		} else {
+			d = new(StatusInfo)
+		}
+		c.Status = x.cloneTo(d)
+	}
+	if x := m.ResourcesSnapshot; x != nil {
+		var d *InfraResourcesSnapshot
+		if kb != nil {
+			d = &kb.ResourcesSnapshot
+		} else {
+			d = new(InfraResourcesSnapshot)
+		}
+		c.ResourcesSnapshot = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -571,7 +613,7 @@ func (m *Cloudlet) Equal(o *Cloudlet) bool {
 		return false
 	}
 	for i, x := range m.ResourceQuotas {
-		if y := o.ResourceQuotas[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ResourceQuota).Equal) {
+		if y := o.ResourceQuotas[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -656,7 +698,7 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 		return false
 	}
 	for i, x := range m.Flavors {
-		if y := o.Flavors[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*FlavorInfo).Equal) {
+		if y := o.Flavors[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -676,7 +718,7 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 		return false
 	}
 	for i, x := range m.NodeInfos {
-		if y := o.NodeInfos[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*NodeInfo).Equal) {
+		if y := o.NodeInfos[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of CreateCloudletPoolRequest: dot-joined field numbers from CreateCloudletPoolRequest.
 const (
@@ -305,7 +305,7 @@ func (m *CreateCloudletPoolRequest) Clone() *CreateCloudletPoolRequest {
 func (m *CreateCloudletPoolRequest) cloneTo(c *CreateCloudletPoolRequest) *CreateCloudletPoolRequest {
 	c.CloudletPool = m.CloudletPool.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -322,7 +322,7 @@ func (m *CreateCloudletPoolResponse) Clone() *CreateCloudletPoolResponse {
 func (m *CreateCloudletPoolResponse) cloneTo(c *CreateCloudletPoolResponse) *CreateCloudletPoolResponse {
 	c.CloudletPool = m.CloudletPool.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -340,7 +340,7 @@ func (m *UpdateCloudletPoolRequest) cloneTo(c *UpdateCloudletPoolRequest) *Updat
 	c.CloudletPool = m.CloudletPool.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -357,7 +357,7 @@ func (m *UpdateCloudletPoolResponse) Clone() *UpdateCloudletPoolResponse {
 func (m *UpdateCloudletPoolResponse) cloneTo(c *UpdateCloudletPoolResponse) *UpdateCloudletPoolResponse {
 	c.CloudletPool = m.CloudletPool.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -374,7 +374,7 @@ func (m *DeleteCloudletPoolRequest) Clone() *DeleteCloudletPoolRequest {
 func (m *DeleteCloudletPoolRequest) cloneTo(c *DeleteCloudletPoolRequest) *DeleteCloudletPoolRequest {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -390,7 +390,7 @@ func (m *DeleteCloudletPoolResponse) Clone() *DeleteCloudletPoolResponse {
 // cloneTo makes c, a zero DeleteCloudletPoolResponse, a deep copy of m, which is not nil, and returns c.
 func (m *DeleteCloudletPoolResponse) cloneTo(c *DeleteCloudletPoolResponse) *DeleteCloudletPoolResponse {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -407,7 +407,7 @@ func (m *ShowCloudletPoolsRequest) Clone() *ShowCloudletPoolsRequest {
 func (m *ShowCloudletPoolsRequest) cloneTo(c *ShowCloudletPoolsRequest) *ShowCloudletPoolsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -424,7 +424,7 @@ func (m *ShowCloudletPoolsResponse) Clone() *ShowCloudletPoolsResponse {
 func (m *ShowCloudletPoolsResponse) cloneTo(c *ShowCloudletPoolsResponse) *ShowCloudletPoolsResponse {
 	c.CloudletPool = m.CloudletPool.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of CreateCloudletRequest: dot-joined field numbers from CreateCloudletRequest.
 const (
@@ -1058,7 +1058,7 @@ func (m *CreateCloudletRequest) cloneTo(c *CreateCloudletRequest) *CreateCloudle
 	c.Cloudlet = m.Cloudlet.Clone()
 	c.NoWait = m.NoWait
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1076,7 +1076,7 @@ func (m *CreateCloudletResponse) cloneTo(c *CreateCloudletResponse) *CreateCloud
 	c.Progress = m.Progress.Clone()
 	c.CrmAccessKey = m.CrmAccessKey
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1095,7 +1095,7 @@ func (m *UpdateCloudletRequest) cloneTo(c *UpdateCloudletRequest) *UpdateCloudle
 	c.Fields = slices.Clone(m.Fields)
 	c.NoWait = m.NoWait
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1112,7 +1112,7 @@ func (m *UpdateCloudletResponse) Clone() *UpdateCloudletResponse {
 func (m *UpdateCloudletResponse) cloneTo(c *UpdateCloudletResponse) *UpdateCloudletResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1131,7 +1131,7 @@ func (m *DeleteCloudletRequest) cloneTo(c *DeleteCloudletRequest) *DeleteCloudle
 	c.NoWait = m.NoWait
 	c.CrmOverride = m.CrmOverride
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1148,7 +1148,7 @@ func (m *DeleteCloudletResponse) Clone() *DeleteCloudletResponse {
 func (m *DeleteCloudletResponse) cloneTo(c *DeleteCloudletResponse) *DeleteCloudletResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1165,7 +1165,7 @@ func (m *ShowCloudletsRequest) Clone() *ShowCloudletsRequest {
 func (m *ShowCloudletsRequest) cloneTo(c *ShowCloudletsRequest) *ShowCloudletsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1182,7 +1182,7 @@ func (m *ShowCloudletsResponse) Clone() *ShowCloudletsResponse {
 func (m *ShowCloudletsResponse) cloneTo(c *ShowCloudletsResponse) *ShowCloudletsResponse {
 	c.Cloudlet = m.Cloudlet.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1199,7 +1199,7 @@ func (m *ShowCloudletInfosRequest) Clone() *ShowCloudletInfosRequest {
 func (m *ShowCloudletInfosRequest) cloneTo(c *ShowCloudletInfosRequest) *ShowCloudletInfosRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1216,7 +1216,7 @@ func (m *ShowCloudletInfosResponse) Clone() *ShowCloudletInfosResponse {
 func (m *ShowCloudletInfosResponse) cloneTo(c *ShowCloudletInfosResponse) *ShowCloudletInfosResponse {
 	c.CloudletInfo = m.CloudletInfo.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1233,7 +1233,7 @@ func (m *WatchCloudletInfosRequest) Clone() *WatchCloudletInfosRequest {
 func (m *WatchCloudletInfosRequest) cloneTo(c *WatchCloudletInfosRequest) *WatchCloudletInfosRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1251,7 +1251,7 @@ func (m *WatchCloudletInfosResponse) cloneTo(c *WatchCloudletInfosResponse) *Wat
 	c.Type = m.Type
 	c.CloudletInfo = m.CloudletInfo.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1268,7 +1268,7 @@ func (m *RotateCloudletAccessKeyRequest) Clone() *RotateCloudletAccessKeyRequest
 func (m *RotateCloudletAccessKeyRequest) cloneTo(c *RotateCloudletAccessKeyRequest) *RotateCloudletAccessKeyRequest {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1285,7 +1285,7 @@ func (m *RotateCloudletAccessKeyResponse) Clone() *RotateCloudletAccessKeyRespon
 func (m *RotateCloudletAccessKeyResponse) cloneTo(c *RotateCloudletAccessKeyResponse) *RotateCloudletAccessKeyResponse {
 	c.CrmAccessKey = m.CrmAccessKey
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

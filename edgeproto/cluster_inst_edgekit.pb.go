@@ -17,7 +17,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of NodePool: dot-joined field numbers from NodePool.
 const (
@@ -256,7 +256,7 @@ func (m *NodePool) cloneTo(c *NodePool) *NodePool {
 	c.NodeResources = m.NodeResources.Clone()
 	c.Scalable = m.Scalable
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -295,18 +295,39 @@ func (m *ClusterInst) cloneTo(c *ClusterInst) *ClusterInst {
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	c.RequestId = m.RequestId
+	var kb *_ClusterInst_kids
 	if m.Key != nil && m.CloudletKey != nil && m.Resources != nil {
-		kb := new(_ClusterInst_kids)
-		c.Key = m.Key.cloneTo(&kb.Key)
-		c.CloudletKey = m.CloudletKey.cloneTo(&kb.CloudletKey)
-		c.Resources = m.Resources.cloneTo(&kb.Resources)
-	} else {
-		c.Key = m.Key.Clone()
-		c.CloudletKey = m.CloudletKey.Clone()
-		c.Resources = m.Resources.Clone()
+		kb = new(_ClusterInst_kids)
+	}
+	if x := m.Key; x != nil {
+		var d *ClusterKey
+		if kb != nil {
+			d = &kb.Key
+		} else {
+			d = new(ClusterKey)
+		}
+		c.Key = x.cloneTo(d)
+	}
+	if x := m.CloudletKey; x != nil {
+		var d *CloudletKey
+		if kb != nil {
+			d = &kb.CloudletKey
+		} else {
+			d = new(CloudletKey)
+		}
+		c.CloudletKey = x.cloneTo(d)
+	}
+	if x := m.Resources; x != nil {
+		var d *InfraResources
+		if kb != nil {
+			d = &kb.Resources
+		} else {
+			d = new(InfraResources)
+		}
+		c.Resources = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -334,18 +355,39 @@ func (m *ClusterInstInfo) cloneTo(c *ClusterInstInfo) *ClusterInstInfo {
 	c.Kubeconfig = m.Kubeconfig
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	c.RequestId = m.RequestId
+	var kb *_ClusterInstInfo_kids
 	if m.Key != nil && m.Status != nil && m.Resources != nil {
-		kb := new(_ClusterInstInfo_kids)
-		c.Key = m.Key.cloneTo(&kb.Key)
-		c.Status = m.Status.cloneTo(&kb.Status)
-		c.Resources = m.Resources.cloneTo(&kb.Resources)
-	} else {
-		c.Key = m.Key.Clone()
-		c.Status = m.Status.Clone()
-		c.Resources = m.Resources.Clone()
+		kb = new(_ClusterInstInfo_kids)
+	}
+	if x := m.Key; x != nil {
+		var d *ClusterKey
+		if kb != nil {
+			d = &kb.Key
+		} else {
+			d = new(ClusterKey)
+		}
+		c.Key = x.cloneTo(d)
+	}
+	if x := m.Status; x != nil {
+		var d *StatusInfo
+		if kb != nil {
+			d = &kb.Status
+		} else {
+			d = new(StatusInfo)
+		}
+		c.Status = x.cloneTo(d)
+	}
+	if x := m.Resources; x != nil {
+		var d *InfraResources
+		if kb != nil {
+			d = &kb.Resources
+		} else {
+			d = new(InfraResources)
+		}
+		c.Resources = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -410,7 +452,7 @@ func (m *ClusterInst) Equal(o *ClusterInst) bool {
 		return false
 	}
 	for i, x := range m.NodePools {
-		if y := o.NodePools[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*NodePool).Equal) {
+		if y := o.NodePools[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

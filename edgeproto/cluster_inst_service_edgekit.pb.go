@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of CreateClusterInstRequest: dot-joined field numbers from CreateClusterInstRequest.
 const (
@@ -858,7 +858,7 @@ func (m *CreateClusterInstRequest) cloneTo(c *CreateClusterInstRequest) *CreateC
 	c.ClusterInst = m.ClusterInst.Clone()
 	c.NoWait = m.NoWait
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -875,7 +875,7 @@ func (m *CreateClusterInstResponse) Clone() *CreateClusterInstResponse {
 func (m *CreateClusterInstResponse) cloneTo(c *CreateClusterInstResponse) *CreateClusterInstResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -894,7 +894,7 @@ func (m *UpdateClusterInstRequest) cloneTo(c *UpdateClusterInstRequest) *UpdateC
 	c.Fields = slices.Clone(m.Fields)
 	c.NoWait = m.NoWait
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -911,7 +911,7 @@ func (m *UpdateClusterInstResponse) Clone() *UpdateClusterInstResponse {
 func (m *UpdateClusterInstResponse) cloneTo(c *UpdateClusterInstResponse) *UpdateClusterInstResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -930,7 +930,7 @@ func (m *DeleteClusterInstRequest) cloneTo(c *DeleteClusterInstRequest) *DeleteC
 	c.NoWait = m.NoWait
 	c.CrmOverride = m.CrmOverride
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -947,7 +947,7 @@ func (m *DeleteClusterInstResponse) Clone() *DeleteClusterInstResponse {
 func (m *DeleteClusterInstResponse) cloneTo(c *DeleteClusterInstResponse) *DeleteClusterInstResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -964,7 +964,7 @@ func (m *ShowClusterInstsRequest) Clone() *ShowClusterInstsRequest {
 func (m *ShowClusterInstsRequest) cloneTo(c *ShowClusterInstsRequest) *ShowClusterInstsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -981,7 +981,7 @@ func (m *ShowClusterInstsResponse) Clone() *ShowClusterInstsResponse {
 func (m *ShowClusterInstsResponse) cloneTo(c *ShowClusterInstsResponse) *ShowClusterInstsResponse {
 	c.ClusterInst = m.ClusterInst.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -998,7 +998,7 @@ func (m *ShowClusterInstInfosRequest) Clone() *ShowClusterInstInfosRequest {
 func (m *ShowClusterInstInfosRequest) cloneTo(c *ShowClusterInstInfosRequest) *ShowClusterInstInfosRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1015,7 +1015,7 @@ func (m *ShowClusterInstInfosResponse) Clone() *ShowClusterInstInfosResponse {
 func (m *ShowClusterInstInfosResponse) cloneTo(c *ShowClusterInstInfosResponse) *ShowClusterInstInfosResponse {
 	c.ClusterInstInfo = m.ClusterInstInfo.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1032,7 +1032,7 @@ func (m *WatchClusterInstInfosRequest) Clone() *WatchClusterInstInfosRequest {
 func (m *WatchClusterInstInfosRequest) cloneTo(c *WatchClusterInstInfosRequest) *WatchClusterInstInfosRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1050,7 +1050,7 @@ func (m *WatchClusterInstInfosResponse) cloneTo(c *WatchClusterInstInfosResponse
 	c.Type = m.Type
 	c.ClusterInstInfo = m.ClusterInstInfo.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Flavor: dot-joined field numbers from Flavor.
 const (
@@ -115,7 +115,7 @@ func (m *Flavor) cloneTo(c *Flavor) *Flavor {
 	c.Gpus = m.Gpus
 	c.OptResMap = maps.Clone(m.OptResMap)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -138,7 +138,7 @@ func (m *FlavorInfo) cloneTo(c *FlavorInfo) *FlavorInfo {
 	c.PropMap = maps.Clone(m.PropMap)
 	c.Deprecated = m.Deprecated
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

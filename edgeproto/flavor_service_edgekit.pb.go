@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of CreateFlavorRequest: dot-joined field numbers from CreateFlavorRequest.
 const (
@@ -287,7 +287,7 @@ func (m *CreateFlavorRequest) Clone() *CreateFlavorRequest {
 func (m *CreateFlavorRequest) cloneTo(c *CreateFlavorRequest) *CreateFlavorRequest {
 	c.Flavor = m.Flavor.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -304,7 +304,7 @@ func (m *CreateFlavorResponse) Clone() *CreateFlavorResponse {
 func (m *CreateFlavorResponse) cloneTo(c *CreateFlavorResponse) *CreateFlavorResponse {
 	c.Flavor = m.Flavor.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -322,7 +322,7 @@ func (m *UpdateFlavorRequest) cloneTo(c *UpdateFlavorRequest) *UpdateFlavorReque
 	c.Flavor = m.Flavor.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -339,7 +339,7 @@ func (m *UpdateFlavorResponse) Clone() *UpdateFlavorResponse {
 func (m *UpdateFlavorResponse) cloneTo(c *UpdateFlavorResponse) *UpdateFlavorResponse {
 	c.Flavor = m.Flavor.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -356,7 +356,7 @@ func (m *DeleteFlavorRequest) Clone() *DeleteFlavorRequest {
 func (m *DeleteFlavorRequest) cloneTo(c *DeleteFlavorRequest) *DeleteFlavorRequest {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -372,7 +372,7 @@ func (m *DeleteFlavorResponse) Clone() *DeleteFlavorResponse {
 // cloneTo makes c, a zero DeleteFlavorResponse, a deep copy of m, which is not nil, and returns c.
 func (m *DeleteFlavorResponse) cloneTo(c *DeleteFlavorResponse) *DeleteFlavorResponse {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -389,7 +389,7 @@ func (m *ShowFlavorsRequest) Clone() *ShowFlavorsRequest {
 func (m *ShowFlavorsRequest) cloneTo(c *ShowFlavorsRequest) *ShowFlavorsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -406,7 +406,7 @@ func (m *ShowFlavorsResponse) Clone() *ShowFlavorsResponse {
 func (m *ShowFlavorsResponse) cloneTo(c *ShowFlavorsResponse) *ShowFlavorsResponse {
 	c.Flavor = m.Flavor.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

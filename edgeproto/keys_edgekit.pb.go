@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of CloudletKey: dot-joined field numbers from CloudletKey.
 const (
@@ -257,7 +257,7 @@ func (m *CloudletKey) cloneTo(c *CloudletKey) *CloudletKey {
 	c.Organization = m.Organization
 	c.Name = m.Name
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -275,7 +275,7 @@ func (m *ClusterKey) cloneTo(c *ClusterKey) *ClusterKey {
 	c.Name = m.Name
 	c.Organization = m.Organization
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -294,7 +294,7 @@ func (m *AppKey) cloneTo(c *AppKey) *AppKey {
 	c.Name = m.Name
 	c.Version = m.Version
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -312,7 +312,7 @@ func (m *AppInstKey) cloneTo(c *AppInstKey) *AppInstKey {
 	c.Name = m.Name
 	c.Organization = m.Organization
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -329,7 +329,7 @@ func (m *FlavorKey) Clone() *FlavorKey {
 func (m *FlavorKey) cloneTo(c *FlavorKey) *FlavorKey {
 	c.Name = m.Name
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -347,7 +347,7 @@ func (m *TrustPolicyKey) cloneTo(c *TrustPolicyKey) *TrustPolicyKey {
 	c.Organization = m.Organization
 	c.Name = m.Name
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -365,7 +365,7 @@ func (m *CloudletPoolKey) cloneTo(c *CloudletPoolKey) *CloudletPoolKey {
 	c.Organization = m.Organization
 	c.Name = m.Name
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -381,16 +381,30 @@ func (m *TrustPolicyExceptionKey) Clone() *TrustPolicyExceptionKey {
 // cloneTo makes c, a zero TrustPolicyExceptionKey, a deep copy of m, which is not nil, and returns c.
 func (m *TrustPolicyExceptionKey) cloneTo(c *TrustPolicyExceptionKey) *TrustPolicyExceptionKey {
 	c.Name = m.Name
+	var kb *_TrustPolicyExceptionKey_kids
 	if m.AppKey != nil && m.CloudletPoolKey != nil {
-		kb := new(_TrustPolicyExceptionKey_kids)
-		c.AppKey = m.AppKey.cloneTo(&kb.AppKey)
-		c.CloudletPoolKey = m.CloudletPoolKey.cloneTo(&kb.CloudletPoolKey)
-	} else {
-		c.AppKey = m.AppKey.Clone()
-		c.CloudletPoolKey = m.CloudletPoolKey.Clone()
+		kb = new(_TrustPolicyExceptionKey_kids)
+	}
+	if x := m.AppKey; x != nil {
+		var d *AppKey
+		if kb != nil {
+			d = &kb.AppKey
+		} else {
+			d = new(AppKey)
+		}
+		c.AppKey = x.cloneTo(d)
+	}
+	if x := m.CloudletPoolKey; x != nil {
+		var d *CloudletPoolKey
+		if kb != nil {
+			d = &kb.CloudletPoolKey
+		} else {
+			d = new(CloudletPoolKey)
+		}
+		c.CloudletPoolKey = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of ResourceQuota: dot-joined field numbers from ResourceQuota.
 const (
@@ -365,7 +365,7 @@ func (m *ResourceQuota) cloneTo(c *ResourceQuota) *ResourceQuota {
 	c.Value = m.Value
 	c.AlertThreshold = m.AlertThreshold
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -388,7 +388,7 @@ func (m *InfraResource) cloneTo(c *InfraResource) *InfraResource {
 	c.Description = m.Description
 	c.AlertThreshold = m.AlertThreshold
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -435,7 +435,7 @@ func (m *InfraResourcesSnapshot) cloneTo(c *InfraResourcesSnapshot) *InfraResour
 	}
 	c.TakenAt = fieldmap.CloneTimestamp(m.TakenAt)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -455,7 +455,7 @@ func (m *NodeInfo) cloneTo(c *NodeInfo) *NodeInfo {
 	c.Capacity = maps.Clone(m.Capacity)
 	c.Roles = slices.Clone(m.Roles)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -473,7 +473,7 @@ func (m *IpAddr) cloneTo(c *IpAddr) *IpAddr {
 	c.ExternalIp = m.ExternalIp
 	c.InternalIp = m.InternalIp
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -494,7 +494,7 @@ func (m *ContainerInfo) cloneTo(c *ContainerInfo) *ContainerInfo {
 	c.ClusterIp = m.ClusterIp
 	c.Restarts = m.Restarts
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -534,7 +534,7 @@ func (m *VmInfo) cloneTo(c *VmInfo) *VmInfo {
 		c.Containers = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -560,7 +560,7 @@ func (m *InfraResources) cloneTo(c *InfraResources) *InfraResources {
 		c.Vms = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -581,7 +581,7 @@ func (m *NodeResources) cloneTo(c *NodeResources) *NodeResources {
 	c.OptResMap = maps.Clone(m.OptResMap)
 	c.InfraNodeFlavor = m.InfraNodeFlavor
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -650,7 +650,7 @@ func (m *InfraResourcesSnapshot) Equal(o *InfraResourcesSnapshot) bool {
 		return false
 	}
 	for i, x := range m.Info {
-		if y := o.Info[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*InfraResource).Equal) {
+		if y := o.Info[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -658,7 +658,7 @@ func (m *InfraResourcesSnapshot) Equal(o *InfraResourcesSnapshot) bool {
 		return false
 	}
 	for i, x := range m.ClusterInsts {
-		if y := o.ClusterInsts[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ClusterKey).Equal) {
+		if y := o.ClusterInsts[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -666,7 +666,7 @@ func (m *InfraResourcesSnapshot) Equal(o *InfraResourcesSnapshot) bool {
 		return false
 	}
 	for i, x := range m.VmAppInsts {
-		if y := o.VmAppInsts[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*AppInstKey).Equal) {
+		if y := o.VmAppInsts[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -766,7 +766,7 @@ func (m *VmInfo) Equal(o *VmInfo) bool {
 		return false
 	}
 	for i, x := range m.Ipaddresses {
-		if y := o.Ipaddresses[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*IpAddr).Equal) {
+		if y := o.Ipaddresses[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -774,7 +774,7 @@ func (m *VmInfo) Equal(o *VmInfo) bool {
 		return false
 	}
 	for i, x := range m.Containers {
-		if y := o.Containers[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ContainerInfo).Equal) {
+		if y := o.Containers[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -793,7 +793,7 @@ func (m *InfraResources) Equal(o *InfraResources) bool {
 		return false
 	}
 	for i, x := range m.Vms {
-		if y := o.Vms[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*VmInfo).Equal) {
+		if y := o.Vms[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Settings: dot-joined field numbers from Settings.
 const (
@@ -105,7 +105,7 @@ func (m *Settings) cloneTo(c *Settings) *Settings {
 	c.MaxTrackedDmeClients = m.MaxTrackedDmeClients
 	c.MaxConcurrentTasks = m.MaxConcurrentTasks
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of UpdateSettingsRequest: dot-joined field numbers from UpdateSettingsRequest.
 const (
@@ -272,7 +272,7 @@ func (m *UpdateSettingsRequest) cloneTo(c *UpdateSettingsRequest) *UpdateSetting
 	c.Settings = m.Settings.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -289,7 +289,7 @@ func (m *UpdateSettingsResponse) Clone() *UpdateSettingsResponse {
 func (m *UpdateSettingsResponse) cloneTo(c *UpdateSettingsResponse) *UpdateSettingsResponse {
 	c.Settings = m.Settings.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -305,7 +305,7 @@ func (m *ResetSettingsRequest) Clone() *ResetSettingsRequest {
 // cloneTo makes c, a zero ResetSettingsRequest, a deep copy of m, which is not nil, and returns c.
 func (m *ResetSettingsRequest) cloneTo(c *ResetSettingsRequest) *ResetSettingsRequest {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -322,7 +322,7 @@ func (m *ResetSettingsResponse) Clone() *ResetSettingsResponse {
 func (m *ResetSettingsResponse) cloneTo(c *ResetSettingsResponse) *ResetSettingsResponse {
 	c.Settings = m.Settings.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -338,7 +338,7 @@ func (m *ShowSettingsRequest) Clone() *ShowSettingsRequest {
 // cloneTo makes c, a zero ShowSettingsRequest, a deep copy of m, which is not nil, and returns c.
 func (m *ShowSettingsRequest) cloneTo(c *ShowSettingsRequest) *ShowSettingsRequest {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -355,7 +355,7 @@ func (m *ShowSettingsResponse) Clone() *ShowSettingsResponse {
 func (m *ShowSettingsResponse) cloneTo(c *ShowSettingsResponse) *ShowSettingsResponse {
 	c.Settings = m.Settings.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of SecurityRule: dot-joined field numbers from SecurityRule.
 const (
@@ -209,7 +209,7 @@ func (m *SecurityRule) cloneTo(c *SecurityRule) *SecurityRule {
 	c.PortRangeMax = m.PortRangeMax
 	c.RemoteCidr = m.RemoteCidr
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -236,7 +236,7 @@ func (m *TrustPolicy) cloneTo(c *TrustPolicy) *TrustPolicy {
 		c.OutboundSecurityRules = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -253,18 +253,39 @@ func (m *TrustPolicyExceptionInstance) Clone() *TrustPolicyExceptionInstance {
 func (m *TrustPolicyExceptionInstance) cloneTo(c *TrustPolicyExceptionInstance) *TrustPolicyExceptionInstance {
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
+	var kb *_TrustPolicyExceptionInstance_kids
 	if m.AppInstKey != nil && m.CloudletKey != nil && m.ClusterKey != nil {
-		kb := new(_TrustPolicyExceptionInstance_kids)
-		c.AppInstKey = m.AppInstKey.cloneTo(&kb.AppInstKey)
-		c.CloudletKey = m.CloudletKey.cloneTo(&kb.CloudletKey)
-		c.ClusterKey = m.ClusterKey.cloneTo(&kb.ClusterKey)
-	} else {
-		c.AppInstKey = m.AppInstKey.Clone()
-		c.CloudletKey = m.CloudletKey.Clone()
-		c.ClusterKey = m.ClusterKey.Clone()
+		kb = new(_TrustPolicyExceptionInstance_kids)
+	}
+	if x := m.AppInstKey; x != nil {
+		var d *AppInstKey
+		if kb != nil {
+			d = &kb.AppInstKey
+		} else {
+			d = new(AppInstKey)
+		}
+		c.AppInstKey = x.cloneTo(d)
+	}
+	if x := m.CloudletKey; x != nil {
+		var d *CloudletKey
+		if kb != nil {
+			d = &kb.CloudletKey
+		} else {
+			d = new(CloudletKey)
+		}
+		c.CloudletKey = x.cloneTo(d)
+	}
+	if x := m.ClusterKey; x != nil {
+		var d *ClusterKey
+		if kb != nil {
+			d = &kb.ClusterKey
+		} else {
+			d = new(ClusterKey)
+		}
+		c.ClusterKey = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -310,7 +331,7 @@ func (m *TrustPolicyException) cloneTo(c *TrustPolicyException) *TrustPolicyExce
 	}
 	c.Deleting = m.Deleting
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -353,7 +374,7 @@ func (m *TrustPolicy) Equal(o *TrustPolicy) bool {
 		return false
 	}
 	for i, x := range m.OutboundSecurityRules {
-		if y := o.OutboundSecurityRules[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*SecurityRule).Equal) {
+		if y := o.OutboundSecurityRules[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -404,7 +425,7 @@ func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
 		return false
 	}
 	for i, x := range m.OutboundSecurityRules {
-		if y := o.OutboundSecurityRules[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*SecurityRule).Equal) {
+		if y := o.OutboundSecurityRules[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -412,7 +433,7 @@ func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
 		return false
 	}
 	for i, x := range m.Instances {
-		if y := o.Instances[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TrustPolicyExceptionInstance).Equal) {
+		if y := o.Instances[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

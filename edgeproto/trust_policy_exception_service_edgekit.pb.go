@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of CreateTrustPolicyExceptionRequest: dot-joined field numbers from CreateTrustPolicyExceptionRequest.
 const (
@@ -465,7 +465,7 @@ func (m *CreateTrustPolicyExceptionRequest) Clone() *CreateTrustPolicyExceptionR
 func (m *CreateTrustPolicyExceptionRequest) cloneTo(c *CreateTrustPolicyExceptionRequest) *CreateTrustPolicyExceptionRequest {
 	c.TrustPolicyException = m.TrustPolicyException.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -482,7 +482,7 @@ func (m *CreateTrustPolicyExceptionResponse) Clone() *CreateTrustPolicyException
 func (m *CreateTrustPolicyExceptionResponse) cloneTo(c *CreateTrustPolicyExceptionResponse) *CreateTrustPolicyExceptionResponse {
 	c.TrustPolicyException = m.TrustPolicyException.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -500,7 +500,7 @@ func (m *UpdateTrustPolicyExceptionRequest) cloneTo(c *UpdateTrustPolicyExceptio
 	c.TrustPolicyException = m.TrustPolicyException.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -517,7 +517,7 @@ func (m *UpdateTrustPolicyExceptionResponse) Clone() *UpdateTrustPolicyException
 func (m *UpdateTrustPolicyExceptionResponse) cloneTo(c *UpdateTrustPolicyExceptionResponse) *UpdateTrustPolicyExceptionResponse {
 	c.TrustPolicyException = m.TrustPolicyException.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -534,7 +534,7 @@ func (m *DeleteTrustPolicyExceptionRequest) Clone() *DeleteTrustPolicyExceptionR
 func (m *DeleteTrustPolicyExceptionRequest) cloneTo(c *DeleteTrustPolicyExceptionRequest) *DeleteTrustPolicyExceptionRequest {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -550,7 +550,7 @@ func (m *DeleteTrustPolicyExceptionResponse) Clone() *DeleteTrustPolicyException
 // cloneTo makes c, a zero DeleteTrustPolicyExceptionResponse, a deep copy of m, which is not nil, and returns c.
 func (m *DeleteTrustPolicyExceptionResponse) cloneTo(c *DeleteTrustPolicyExceptionResponse) *DeleteTrustPolicyExceptionResponse {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -567,7 +567,7 @@ func (m *ShowTrustPolicyExceptionsRequest) Clone() *ShowTrustPolicyExceptionsReq
 func (m *ShowTrustPolicyExceptionsRequest) cloneTo(c *ShowTrustPolicyExceptionsRequest) *ShowTrustPolicyExceptionsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -584,7 +584,7 @@ func (m *ShowTrustPolicyExceptionsResponse) Clone() *ShowTrustPolicyExceptionsRe
 func (m *ShowTrustPolicyExceptionsResponse) cloneTo(c *ShowTrustPolicyExceptionsResponse) *ShowTrustPolicyExceptionsResponse {
 	c.TrustPolicyException = m.TrustPolicyException.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

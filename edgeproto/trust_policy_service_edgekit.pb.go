@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of CreateTrustPolicyRequest: dot-joined field numbers from CreateTrustPolicyRequest.
 const (
@@ -293,7 +293,7 @@ func (m *CreateTrustPolicyRequest) Clone() *CreateTrustPolicyRequest {
 func (m *CreateTrustPolicyRequest) cloneTo(c *CreateTrustPolicyRequest) *CreateTrustPolicyRequest {
 	c.TrustPolicy = m.TrustPolicy.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -310,7 +310,7 @@ func (m *CreateTrustPolicyResponse) Clone() *CreateTrustPolicyResponse {
 func (m *CreateTrustPolicyResponse) cloneTo(c *CreateTrustPolicyResponse) *CreateTrustPolicyResponse {
 	c.TrustPolicy = m.TrustPolicy.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -328,7 +328,7 @@ func (m *UpdateTrustPolicyRequest) cloneTo(c *UpdateTrustPolicyRequest) *UpdateT
 	c.TrustPolicy = m.TrustPolicy.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -345,7 +345,7 @@ func (m *UpdateTrustPolicyResponse) Clone() *UpdateTrustPolicyResponse {
 func (m *UpdateTrustPolicyResponse) cloneTo(c *UpdateTrustPolicyResponse) *UpdateTrustPolicyResponse {
 	c.TrustPolicy = m.TrustPolicy.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -362,7 +362,7 @@ func (m *DeleteTrustPolicyRequest) Clone() *DeleteTrustPolicyRequest {
 func (m *DeleteTrustPolicyRequest) cloneTo(c *DeleteTrustPolicyRequest) *DeleteTrustPolicyRequest {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -378,7 +378,7 @@ func (m *DeleteTrustPolicyResponse) Clone() *DeleteTrustPolicyResponse {
 // cloneTo makes c, a zero DeleteTrustPolicyResponse, a deep copy of m, which is not nil, and returns c.
 func (m *DeleteTrustPolicyResponse) cloneTo(c *DeleteTrustPolicyResponse) *DeleteTrustPolicyResponse {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -395,7 +395,7 @@ func (m *ShowTrustPoliciesRequest) Clone() *ShowTrustPoliciesRequest {
 func (m *ShowTrustPoliciesRequest) cloneTo(c *ShowTrustPoliciesRequest) *ShowTrustPoliciesRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -412,7 +412,7 @@ func (m *ShowTrustPoliciesResponse) Clone() *ShowTrustPoliciesResponse {
 func (m *ShowTrustPoliciesResponse) cloneTo(c *ShowTrustPoliciesResponse) *ShowTrustPoliciesResponse {
 	c.TrustPolicy = m.TrustPolicy.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -83,6 +85,37 @@ func EqualElem[T interface{ *E }, E any](a, b T, eq func(T, T) bool) bool {
 		b = new(E)
 	}
 	return eq(a, b)
+}
+
+// EqualNilElem compares a and b, two messages of one type of which at
+// least one is a nil pointer, held where the proto runtime reads a nil
+// message as an empty one (a list element, a map value, a oneof member):
+// nil equals nil and any message equal to an empty one, which is one with
+// no field populated (an implicit-presence float holding -0 is) and no
+// unknown fields.
+//
+// Generated Equal methods call it only when one side is nil, after their
+// own comparison of the two has failed:
+//
+//	x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y))
+//
+// It takes interfaces so that it is compiled once: a helper generic in the
+// message type (EqualElem) is compiled again for every message type, its
+// type argument being a struct.
+func EqualNilElem(a, b proto.Message) bool {
+	ra, rb := a.ProtoReflect(), b.ProtoReflect()
+	if !ra.IsValid() {
+		ra = rb
+	}
+	if !ra.IsValid() {
+		return true
+	}
+	empty := true
+	ra.Range(func(protoreflect.FieldDescriptor, protoreflect.Value) bool {
+		empty = false
+		return false
+	})
+	return empty && len(ra.GetUnknown()) == 0
 }
 
 // EqualMessageListFunc is EqualListFunc for lists of messages, where a nil

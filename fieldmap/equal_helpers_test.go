@@ -1,9 +1,13 @@
 package fieldmap
 
 import (
+	"math"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 func TestEqualUnknown(t *testing.T) {
@@ -91,5 +95,48 @@ func TestEqualElem(t *testing.T) {
 	}
 	if !EqualMessageMapFunc[int, *msg](nil, map[int]*msg{}, eq) {
 		t.Error("EqualMessageMapFunc: nil and empty maps differ")
+	}
+}
+
+// TestEqualNilElem checks the comparison generated Equal methods make when
+// one of two list elements, map values or oneof members is nil: nil equals
+// nil and any message proto.Equal to an empty one, and nothing else.
+func TestEqualNilElem(t *testing.T) {
+	withUnknown := &wrapperspb.Int64Value{}
+	withUnknown.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 9, protowire.VarintType), 1))
+	tests := []struct {
+		name string
+		m    proto.Message // the non-nil side, or a nil pointer for both nil
+		want bool
+	}{
+		{"both nil", (*wrapperspb.Int64Value)(nil), true},
+		{"empty", &wrapperspb.Int64Value{}, true},
+		{"a field set", &wrapperspb.Int64Value{Value: 1}, false},
+		{"implicit float -0", &wrapperspb.DoubleValue{Value: math.Copysign(0, -1)}, false},
+		{"implicit float +0", &wrapperspb.DoubleValue{}, true},
+		{"empty string", &wrapperspb.StringValue{}, true},
+		{"unknown fields only", withUnknown, false},
+		{"typed nil oneof wrapper", &structpb.Value{Kind: (*structpb.Value_NumberValue)(nil)}, true},
+		{"oneof member set to its zero", &structpb.Value{Kind: &structpb.Value_NumberValue{}}, false},
+		{"empty list", &structpb.ListValue{Values: []*structpb.Value{}}, true},
+		{"list of one nil", &structpb.ListValue{Values: []*structpb.Value{nil}}, false},
+		{"empty sub-message", &structpb.Value{Kind: &structpb.Value_StructValue{StructValue: &structpb.Struct{}}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nilOf := tt.m.ProtoReflect().Type().Zero().Interface() // a nil pointer of the same type
+			if got := EqualNilElem(nilOf, tt.m); got != tt.want {
+				t.Errorf("EqualNilElem(nil, %v) = %v, want %v", tt.m, got, tt.want)
+			}
+			if got := EqualNilElem(tt.m, nilOf); got != tt.want {
+				t.Errorf("EqualNilElem(%v, nil) = %v, want %v", tt.m, got, tt.want)
+			}
+			if tt.m.ProtoReflect().IsValid() {
+				empty := tt.m.ProtoReflect().New().Interface()
+				if ref := proto.Equal(tt.m, empty); ref != tt.want {
+					t.Errorf("proto.Equal(%v, empty) = %v, the test wants %v", tt.m, ref, tt.want)
+				}
+			}
+		})
 	}
 }

@@ -64,3 +64,25 @@ func compilerSays(t *testing.T, dir string) []byte {
 	}
 	return out
 }
+
+// TestCloneUnknownOutOfLine checks the split generated Clone methods rely
+// on for unknown fields: CloneUnknownFields stays inlinable (so that the
+// Clone of a small message stays within its budget, as with Equal's
+// EqualUnknownFields) and the copy itself, CloneUnknown, is never inlined,
+// so that it is compiled once and not into every Clone and its parents.
+func TestCloneUnknownOutOfLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the compiler")
+	}
+	out := compilerSays(t, ".")
+	if !regexp.MustCompile(`can inline CloneUnknownFields\b`).Match(out) {
+		t.Errorf("CloneUnknownFields is not inlinable; the compiler says:\n%s",
+			regexp.MustCompile(`(?m)^.*cannot inline CloneUnknownFields\b.*$`).Find(out))
+	}
+	if m := regexp.MustCompile(`(?m)^.*can inline CloneUnknown\b.*$`).Find(out); m != nil {
+		t.Errorf("CloneUnknown is inlinable, so compiled into every caller:\n%s", m)
+	}
+	if !regexp.MustCompile(`cannot inline CloneUnknown: marked go:noinline`).Match(out) {
+		t.Errorf("CloneUnknown: the compiler does not say it is marked go:noinline")
+	}
+}

@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of AllocationStatus: dot-joined field numbers from AllocationStatus.
 const (
@@ -233,7 +233,7 @@ func (m *AllocationStatus) cloneTo(c *AllocationStatus) *AllocationStatus {
 	c.LastHealthyTime = fieldmap.CloneTimestamp(m.LastHealthyTime)
 	c.Restarts = m.Restarts
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -252,7 +252,7 @@ func (m *AllocationResources) cloneTo(c *AllocationResources) *AllocationResourc
 	c.App = m.App
 	c.AppInst = m.AppInst
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -275,22 +275,57 @@ func (m *Allocation) cloneTo(c *Allocation) *Allocation {
 	c.ExpirationTime = fieldmap.CloneTimestamp(m.ExpirationTime)
 	c.ReleaseRequested = m.ReleaseRequested
 	c.ReleaseReason = m.ReleaseReason
+	var kb *_Allocation_kids
 	if m.Status != nil && m.Buyer != nil && m.Seller != nil && m.Credentials != nil && m.Resources != nil {
-		kb := new(_Allocation_kids)
-		c.Status = m.Status.cloneTo(&kb.Status)
-		c.Buyer = m.Buyer.cloneTo(&kb.Buyer)
-		c.Seller = m.Seller.cloneTo(&kb.Seller)
-		c.Credentials = m.Credentials.cloneTo(&kb.Credentials)
-		c.Resources = m.Resources.cloneTo(&kb.Resources)
-	} else {
-		c.Status = m.Status.Clone()
-		c.Buyer = m.Buyer.Clone()
-		c.Seller = m.Seller.Clone()
-		c.Credentials = m.Credentials.Clone()
-		c.Resources = m.Resources.Clone()
+		kb = new(_Allocation_kids)
+	}
+	if x := m.Status; x != nil {
+		var d *AllocationStatus
+		if kb != nil {
+			d = &kb.Status
+		} else {
+			d = new(AllocationStatus)
+		}
+		c.Status = x.cloneTo(d)
+	}
+	if x := m.Buyer; x != nil {
+		var d *NodeIdentity
+		if kb != nil {
+			d = &kb.Buyer
+		} else {
+			d = new(NodeIdentity)
+		}
+		c.Buyer = x.cloneTo(d)
+	}
+	if x := m.Seller; x != nil {
+		var d *NodeIdentity
+		if kb != nil {
+			d = &kb.Seller
+		} else {
+			d = new(NodeIdentity)
+		}
+		c.Seller = x.cloneTo(d)
+	}
+	if x := m.Credentials; x != nil {
+		var d *PeeringTargetCredentials
+		if kb != nil {
+			d = &kb.Credentials
+		} else {
+			d = new(PeeringTargetCredentials)
+		}
+		c.Credentials = x.cloneTo(d)
+	}
+	if x := m.Resources; x != nil {
+		var d *AllocationResources
+		if kb != nil {
+			d = &kb.Resources
+		} else {
+			d = new(AllocationResources)
+		}
+		c.Resources = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

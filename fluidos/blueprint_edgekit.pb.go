@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of ConfigParameter: dot-joined field numbers from ConfigParameter.
 const (
@@ -246,7 +246,7 @@ func (m *ConfigParameter) cloneTo(c *ConfigParameter) *ConfigParameter {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -272,7 +272,7 @@ func (m *ConfigurationSchema) cloneTo(c *ConfigurationSchema) *ConfigurationSche
 		c.Parameters = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -292,7 +292,7 @@ func (m *ServiceTemplate) cloneTo(c *ServiceTemplate) *ServiceTemplate {
 	c.Description = m.Description
 	c.ServiceData = m.ServiceData
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -325,18 +325,39 @@ func (m *ServiceBlueprint) cloneTo(c *ServiceBlueprint) *ServiceBlueprint {
 	}
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.MaxInstances = m.MaxInstances
+	var kb *_ServiceBlueprint_kids
 	if m.ConfigurationSchema != nil && m.Owner != nil && m.Price != nil {
-		kb := new(_ServiceBlueprint_kids)
-		c.ConfigurationSchema = m.ConfigurationSchema.cloneTo(&kb.ConfigurationSchema)
-		c.Owner = m.Owner.cloneTo(&kb.Owner)
-		c.Price = m.Price.cloneTo(&kb.Price)
-	} else {
-		c.ConfigurationSchema = m.ConfigurationSchema.Clone()
-		c.Owner = m.Owner.Clone()
-		c.Price = m.Price.Clone()
+		kb = new(_ServiceBlueprint_kids)
+	}
+	if x := m.ConfigurationSchema; x != nil {
+		var d *ConfigurationSchema
+		if kb != nil {
+			d = &kb.ConfigurationSchema
+		} else {
+			d = new(ConfigurationSchema)
+		}
+		c.ConfigurationSchema = x.cloneTo(d)
+	}
+	if x := m.Owner; x != nil {
+		var d *NodeIdentity
+		if kb != nil {
+			d = &kb.Owner
+		} else {
+			d = new(NodeIdentity)
+		}
+		c.Owner = x.cloneTo(d)
+	}
+	if x := m.Price; x != nil {
+		var d *Price
+		if kb != nil {
+			d = &kb.Price
+		} else {
+			d = new(Price)
+		}
+		c.Price = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -395,7 +416,7 @@ func (m *ConfigurationSchema) Equal(o *ConfigurationSchema) bool {
 		return false
 	}
 	for i, x := range m.Parameters {
-		if y := o.Parameters[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ConfigParameter).Equal) {
+		if y := o.Parameters[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -455,7 +476,7 @@ func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
 		return false
 	}
 	for i, x := range m.Templates {
-		if y := o.Templates[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ServiceTemplate).Equal) {
+		if y := o.Templates[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

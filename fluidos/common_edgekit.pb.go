@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of NodeIdentity: dot-joined field numbers from NodeIdentity.
 const (
@@ -286,7 +286,7 @@ func (m *NodeIdentity) cloneTo(c *NodeIdentity) *NodeIdentity {
 	c.LocalNamespace = m.LocalNamespace
 	c.AdditionalInformation = m.AdditionalInformation.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -304,7 +304,7 @@ func (m *NodeAdditionalInformation) cloneTo(c *NodeAdditionalInformation) *NodeA
 	c.LiqoId = m.LiqoId
 	c.Kubeconfig = m.Kubeconfig
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -322,7 +322,7 @@ func (m *TelemetryEndpoint) cloneTo(c *TelemetryEndpoint) *TelemetryEndpoint {
 	c.Endpoint = m.Endpoint
 	c.Intents = slices.Clone(m.Intents)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -341,7 +341,7 @@ func (m *Price) cloneTo(c *Price) *Price {
 	c.Currency = m.Currency
 	c.Period = m.Period
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -362,7 +362,7 @@ func (m *Location) cloneTo(c *Location) *Location {
 	c.City = m.City
 	c.AdditionalNotes = m.AdditionalNotes
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -381,7 +381,7 @@ func (m *GPU) cloneTo(c *GPU) *GPU {
 	c.Cores = m.Cores
 	c.Memory = m.Memory
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -400,7 +400,7 @@ func (m *PortRange) cloneTo(c *PortRange) *PortRange {
 	c.Min = m.Min
 	c.Max = m.Max
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -428,7 +428,7 @@ func (m *NetworkAuthorization) cloneTo(c *NetworkAuthorization) *NetworkAuthoriz
 		c.Ports = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -597,7 +597,7 @@ func (m *NetworkAuthorization) Equal(o *NetworkAuthorization) bool {
 		return false
 	}
 	for i, x := range m.Ports {
-		if y := o.Ports[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*PortRange).Equal) {
+		if y := o.Ports[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

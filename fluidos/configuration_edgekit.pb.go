@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of K8SliceConfiguration: dot-joined field numbers from K8SliceConfiguration.
 const (
@@ -225,7 +225,7 @@ func (m *K8SliceConfiguration) cloneTo(c *K8SliceConfiguration) *K8SliceConfigur
 	c.Gpu = m.Gpu.Clone()
 	c.Storage = m.Storage
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -245,7 +245,7 @@ func (m *ServiceConfiguration) cloneTo(c *ServiceConfiguration) *ServiceConfigur
 	c.HostingPolicy = m.HostingPolicy
 	c.ConfigurationData = m.ConfigurationData
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -265,7 +265,7 @@ func (m *VMConfiguration) cloneTo(c *VMConfiguration) *VMConfiguration {
 	c.Storage = m.Storage
 	c.OsImage = m.OsImage
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -282,7 +282,7 @@ func (m *SensorConfiguration) Clone() *SensorConfiguration {
 func (m *SensorConfiguration) cloneTo(c *SensorConfiguration) *SensorConfiguration {
 	c.SamplingRateHz = m.SamplingRateHz
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -344,7 +344,7 @@ func (m *Configuration) cloneTo(c *Configuration) *Configuration {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -443,43 +443,53 @@ func (m *Configuration) Equal(o *Configuration) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Spec.(type) {
 	case *Configuration_K8Slice:
 		if b, ok := o.Spec.(*Configuration_K8Slice); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.K8Slice, b.K8Slice, (*K8SliceConfiguration).Equal) {
+			if x, y := a.K8Slice, b.K8Slice; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Configuration_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Configuration_Service:
 		if b, ok := o.Spec.(*Configuration_Service); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Service, b.Service, (*ServiceConfiguration).Equal) {
+			if x, y := a.Service, b.Service; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Configuration_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Configuration_Vm:
 		if b, ok := o.Spec.(*Configuration_Vm); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Vm, b.Vm, (*VMConfiguration).Equal) {
+			if x, y := a.Vm, b.Vm; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Configuration_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Configuration_Sensor:
 		if b, ok := o.Spec.(*Configuration_Sensor); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Sensor, b.Sensor, (*SensorConfiguration).Equal) {
+			if x, y := a.Sensor, b.Sensor; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Configuration_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Configuration_Spec_isSet(o.Spec) {
-			return false
-		}
+		none = true
+	}
+	if none && _Configuration_Spec_isSet(o.Spec) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of PeeringTargetCredentials: dot-joined field numbers from PeeringTargetCredentials.
 const (
@@ -468,7 +468,7 @@ func (m *PeeringTargetCredentials) cloneTo(c *PeeringTargetCredentials) *Peering
 	c.Endpoints = m.Endpoints
 	c.Database = m.Database
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -503,24 +503,66 @@ func (m *Contract) cloneTo(c *Contract) *Contract {
 	c.State = m.State
 	c.ReleasedAt = fieldmap.CloneTimestamp(m.ReleasedAt)
 	c.ReleaseReason = m.ReleaseReason
+	var kb *_Contract_kids
 	if m.Flavor != nil && m.Buyer != nil && m.Seller != nil && m.Configuration != nil && m.PeeringTargetCredentials != nil && m.IngressTelemetryEndpoint != nil {
-		kb := new(_Contract_kids)
-		c.Flavor = m.Flavor.cloneTo(&kb.Flavor)
-		c.Buyer = m.Buyer.cloneTo(&kb.Buyer)
-		c.Seller = m.Seller.cloneTo(&kb.Seller)
-		c.Configuration = m.Configuration.cloneTo(&kb.Configuration)
-		c.PeeringTargetCredentials = m.PeeringTargetCredentials.cloneTo(&kb.PeeringTargetCredentials)
-		c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.cloneTo(&kb.IngressTelemetryEndpoint)
-	} else {
-		c.Flavor = m.Flavor.Clone()
-		c.Buyer = m.Buyer.Clone()
-		c.Seller = m.Seller.Clone()
-		c.Configuration = m.Configuration.Clone()
-		c.PeeringTargetCredentials = m.PeeringTargetCredentials.Clone()
-		c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.Clone()
+		kb = new(_Contract_kids)
+	}
+	if x := m.Flavor; x != nil {
+		var d *Flavor
+		if kb != nil {
+			d = &kb.Flavor
+		} else {
+			d = new(Flavor)
+		}
+		c.Flavor = x.cloneTo(d)
+	}
+	if x := m.Buyer; x != nil {
+		var d *NodeIdentity
+		if kb != nil {
+			d = &kb.Buyer
+		} else {
+			d = new(NodeIdentity)
+		}
+		c.Buyer = x.cloneTo(d)
+	}
+	if x := m.Seller; x != nil {
+		var d *NodeIdentity
+		if kb != nil {
+			d = &kb.Seller
+		} else {
+			d = new(NodeIdentity)
+		}
+		c.Seller = x.cloneTo(d)
+	}
+	if x := m.Configuration; x != nil {
+		var d *Configuration
+		if kb != nil {
+			d = &kb.Configuration
+		} else {
+			d = new(Configuration)
+		}
+		c.Configuration = x.cloneTo(d)
+	}
+	if x := m.PeeringTargetCredentials; x != nil {
+		var d *PeeringTargetCredentials
+		if kb != nil {
+			d = &kb.PeeringTargetCredentials
+		} else {
+			d = new(PeeringTargetCredentials)
+		}
+		c.PeeringTargetCredentials = x.cloneTo(d)
+	}
+	if x := m.IngressTelemetryEndpoint; x != nil {
+		var d *TelemetryEndpoint
+		if kb != nil {
+			d = &kb.IngressTelemetryEndpoint
+		} else {
+			d = new(TelemetryEndpoint)
+		}
+		c.IngressTelemetryEndpoint = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -609,7 +651,7 @@ func (m *Contract) Equal(o *Contract) bool {
 		return false
 	}
 	for i, x := range m.NetworkRequests {
-		if y := o.NetworkRequests[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*NetworkAuthorization).Equal) {
+		if y := o.NetworkRequests[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Discovery: dot-joined field numbers from Discovery.
 const (
@@ -569,7 +569,7 @@ func (m *Discovery) cloneTo(c *Discovery) *Discovery {
 		c.PeerResults = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -590,7 +590,7 @@ func (m *PeerResult) cloneTo(c *PeerResult) *PeerResult {
 	c.Error = m.Error
 	c.Duration = fieldmap.CloneDuration(m.Duration)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -612,7 +612,7 @@ func (m *PeeringCandidate) cloneTo(c *PeeringCandidate) *PeeringCandidate {
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.SellerAddress = m.SellerAddress
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -656,7 +656,7 @@ func (m *Discovery) Equal(o *Discovery) bool {
 		return false
 	}
 	for i, x := range m.PeerResults {
-		if y := o.PeerResults[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*PeerResult).Equal) {
+		if y := o.PeerResults[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

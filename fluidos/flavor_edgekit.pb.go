@@ -17,7 +17,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of K8SliceCharacteristics: dot-joined field numbers from K8SliceCharacteristics.
 const (
@@ -1061,7 +1061,7 @@ func (m *K8SliceCharacteristics) cloneTo(c *K8SliceCharacteristics) *K8SliceChar
 	c.Gpu = m.Gpu.Clone()
 	c.Storage = m.Storage
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1083,7 +1083,7 @@ func (m *Partitionability) cloneTo(c *Partitionability) *Partitionability {
 	c.MemoryStep = m.MemoryStep
 	c.PodsStep = m.PodsStep
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1101,7 +1101,7 @@ func (m *CarbonFootprint) cloneTo(c *CarbonFootprint) *CarbonFootprint {
 	c.Embodied = m.Embodied
 	c.Operational = slices.Clone(m.Operational)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1129,16 +1129,30 @@ func (m *K8SliceProperties) cloneTo(c *K8SliceProperties) *K8SliceProperties {
 		c.NetworkAuthorizations = out
 	}
 	c.AdditionalProperties = maps.Clone(m.AdditionalProperties)
+	var kb *_K8SliceProperties_kids
 	if m.CarbonFootprint != nil && m.NetworkIntents != nil {
-		kb := new(_K8SliceProperties_kids)
-		c.CarbonFootprint = m.CarbonFootprint.cloneTo(&kb.CarbonFootprint)
-		c.NetworkIntents = m.NetworkIntents.cloneTo(&kb.NetworkIntents)
-	} else {
-		c.CarbonFootprint = m.CarbonFootprint.Clone()
-		c.NetworkIntents = m.NetworkIntents.Clone()
+		kb = new(_K8SliceProperties_kids)
+	}
+	if x := m.CarbonFootprint; x != nil {
+		var d *CarbonFootprint
+		if kb != nil {
+			d = &kb.CarbonFootprint
+		} else {
+			d = new(CarbonFootprint)
+		}
+		c.CarbonFootprint = x.cloneTo(d)
+	}
+	if x := m.NetworkIntents; x != nil {
+		var d *NetworkIntents
+		if kb != nil {
+			d = &kb.NetworkIntents
+		} else {
+			d = new(NetworkIntents)
+		}
+		c.NetworkIntents = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1180,7 +1194,7 @@ func (m *NetworkIntents) cloneTo(c *NetworkIntents) *NetworkIntents {
 		c.MandatoryCommunications = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1198,16 +1212,30 @@ func (m *NetworkIntent) cloneTo(c *NetworkIntent) *NetworkIntent {
 	c.Name = m.Name
 	c.DestinationPort = m.DestinationPort
 	c.ProtocolType = m.ProtocolType
+	var kb *_NetworkIntent_kids
 	if m.Source != nil && m.Destination != nil {
-		kb := new(_NetworkIntent_kids)
-		c.Source = m.Source.cloneTo(&kb.Source)
-		c.Destination = m.Destination.cloneTo(&kb.Destination)
-	} else {
-		c.Source = m.Source.Clone()
-		c.Destination = m.Destination.Clone()
+		kb = new(_NetworkIntent_kids)
+	}
+	if x := m.Source; x != nil {
+		var d *NetworkEndpoint
+		if kb != nil {
+			d = &kb.Source
+		} else {
+			d = new(NetworkEndpoint)
+		}
+		c.Source = x.cloneTo(d)
+	}
+	if x := m.Destination; x != nil {
+		var d *NetworkEndpoint
+		if kb != nil {
+			d = &kb.Destination
+		} else {
+			d = new(NetworkEndpoint)
+		}
+		c.Destination = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1231,7 +1259,7 @@ func (m *NetworkEndpoint) cloneTo(c *NetworkEndpoint) *NetworkEndpoint {
 	c.IsHotCluster = m.IsHotCluster
 	c.ResourceSelector = m.ResourceSelector.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1264,7 +1292,7 @@ func (m *NetworkResourceSelector) cloneTo(c *NetworkResourceSelector) *NetworkRe
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1300,7 +1328,7 @@ func (m *PodNamespaceSelector) cloneTo(c *PodNamespaceSelector) *PodNamespaceSel
 		c.Namespace = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1318,7 +1346,7 @@ func (m *Label) cloneTo(c *Label) *Label {
 	c.Key = m.Key
 	c.Value = m.Value
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1333,18 +1361,39 @@ func (m *K8Slice) Clone() *K8Slice {
 
 // cloneTo makes c, a zero K8Slice, a deep copy of m, which is not nil, and returns c.
 func (m *K8Slice) cloneTo(c *K8Slice) *K8Slice {
+	var kb *_K8Slice_kids
 	if m.Characteristics != nil && m.Partitionability != nil && m.Properties != nil {
-		kb := new(_K8Slice_kids)
-		c.Characteristics = m.Characteristics.cloneTo(&kb.Characteristics)
-		c.Partitionability = m.Partitionability.cloneTo(&kb.Partitionability)
-		c.Properties = m.Properties.cloneTo(&kb.Properties)
-	} else {
-		c.Characteristics = m.Characteristics.Clone()
-		c.Partitionability = m.Partitionability.Clone()
-		c.Properties = m.Properties.Clone()
+		kb = new(_K8Slice_kids)
+	}
+	if x := m.Characteristics; x != nil {
+		var d *K8SliceCharacteristics
+		if kb != nil {
+			d = &kb.Characteristics
+		} else {
+			d = new(K8SliceCharacteristics)
+		}
+		c.Characteristics = x.cloneTo(d)
+	}
+	if x := m.Partitionability; x != nil {
+		var d *Partitionability
+		if kb != nil {
+			d = &kb.Partitionability
+		} else {
+			d = new(Partitionability)
+		}
+		c.Partitionability = x.cloneTo(d)
+	}
+	if x := m.Properties; x != nil {
+		var d *K8SliceProperties
+		if kb != nil {
+			d = &kb.Properties
+		} else {
+			d = new(K8SliceProperties)
+		}
+		c.Properties = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1377,7 +1426,7 @@ func (m *Service) cloneTo(c *Service) *Service {
 	c.MaxInstances = m.MaxInstances
 	c.SoldInstances = m.SoldInstances
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1400,7 +1449,7 @@ func (m *VM) cloneTo(c *VM) *VM {
 	c.Gpu = m.Gpu.Clone()
 	c.Hypervisor = m.Hypervisor
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1422,7 +1471,7 @@ func (m *Sensor) cloneTo(c *Sensor) *Sensor {
 	c.SourceEndpoint = m.SourceEndpoint
 	c.Location = m.Location.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1443,15 +1492,36 @@ func (m *Flavor) cloneTo(c *Flavor) *Flavor {
 	c.NetworkPropertyType = m.NetworkPropertyType
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	var kb *_Flavor_kids
 	if m.Owner != nil && m.Price != nil && m.Location != nil {
-		kb := new(_Flavor_kids)
-		c.Owner = m.Owner.cloneTo(&kb.Owner)
-		c.Price = m.Price.cloneTo(&kb.Price)
-		c.Location = m.Location.cloneTo(&kb.Location)
-	} else {
-		c.Owner = m.Owner.Clone()
-		c.Price = m.Price.Clone()
-		c.Location = m.Location.Clone()
+		kb = new(_Flavor_kids)
+	}
+	if x := m.Owner; x != nil {
+		var d *NodeIdentity
+		if kb != nil {
+			d = &kb.Owner
+		} else {
+			d = new(NodeIdentity)
+		}
+		c.Owner = x.cloneTo(d)
+	}
+	if x := m.Price; x != nil {
+		var d *Price
+		if kb != nil {
+			d = &kb.Price
+		} else {
+			d = new(Price)
+		}
+		c.Price = x.cloneTo(d)
+	}
+	if x := m.Location; x != nil {
+		var d *Location
+		if kb != nil {
+			d = &kb.Location
+		} else {
+			d = new(Location)
+		}
+		c.Location = x.cloneTo(d)
 	}
 	switch v := m.Spec.(type) {
 	case *Flavor_K8Slice:
@@ -1500,7 +1570,7 @@ func (m *Flavor) cloneTo(c *Flavor) *Flavor {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1608,7 +1678,7 @@ func (m *K8SliceProperties) Equal(o *K8SliceProperties) bool {
 		return false
 	}
 	for i, x := range m.NetworkAuthorizations {
-		if y := o.NetworkAuthorizations[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*NetworkAuthorization).Equal) {
+		if y := o.NetworkAuthorizations[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1633,7 +1703,7 @@ func (m *NetworkIntents) Equal(o *NetworkIntents) bool {
 		return false
 	}
 	for i, x := range m.DeniedCommunications {
-		if y := o.DeniedCommunications[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*NetworkIntent).Equal) {
+		if y := o.DeniedCommunications[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1641,7 +1711,7 @@ func (m *NetworkIntents) Equal(o *NetworkIntents) bool {
 		return false
 	}
 	for i, x := range m.MandatoryCommunications {
-		if y := o.MandatoryCommunications[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*NetworkIntent).Equal) {
+		if y := o.MandatoryCommunications[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1699,27 +1769,33 @@ func (m *NetworkResourceSelector) Equal(o *NetworkResourceSelector) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Selector.(type) {
 	case *NetworkResourceSelector_Cidr:
 		if b, ok := o.Selector.(*NetworkResourceSelector_Cidr); ok && a != nil && b != nil {
 			if a.Cidr != b.Cidr {
 				return false
 			}
-		} else if a != nil || _NetworkResourceSelector_Selector_isSet(o.Selector) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *NetworkResourceSelector_PodNamespace:
 		if b, ok := o.Selector.(*NetworkResourceSelector_PodNamespace); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.PodNamespace, b.PodNamespace, (*PodNamespaceSelector).Equal) {
+			if x, y := a.PodNamespace, b.PodNamespace; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _NetworkResourceSelector_Selector_isSet(o.Selector) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _NetworkResourceSelector_Selector_isSet(o.Selector) {
-			return false
-		}
+		none = true
+	}
+	if none && _NetworkResourceSelector_Selector_isSet(o.Selector) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -1748,7 +1824,7 @@ func (m *PodNamespaceSelector) Equal(o *PodNamespaceSelector) bool {
 		return false
 	}
 	for i, x := range m.Pod {
-		if y := o.Pod[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Label).Equal) {
+		if y := o.Pod[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1756,7 +1832,7 @@ func (m *PodNamespaceSelector) Equal(o *PodNamespaceSelector) bool {
 		return false
 	}
 	for i, x := range m.Namespace {
-		if y := o.Namespace[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Label).Equal) {
+		if y := o.Namespace[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1937,43 +2013,53 @@ func (m *Flavor) Equal(o *Flavor) bool {
 	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
+	none := false
 	switch a := m.Spec.(type) {
 	case *Flavor_K8Slice:
 		if b, ok := o.Spec.(*Flavor_K8Slice); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.K8Slice, b.K8Slice, (*K8Slice).Equal) {
+			if x, y := a.K8Slice, b.K8Slice; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Flavor_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Flavor_Service:
 		if b, ok := o.Spec.(*Flavor_Service); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Service, b.Service, (*Service).Equal) {
+			if x, y := a.Service, b.Service; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Flavor_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Flavor_Vm:
 		if b, ok := o.Spec.(*Flavor_Vm); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Vm, b.Vm, (*VM).Equal) {
+			if x, y := a.Vm, b.Vm; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Flavor_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Flavor_Sensor:
 		if b, ok := o.Spec.(*Flavor_Sensor); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Sensor, b.Sensor, (*Sensor).Equal) {
+			if x, y := a.Sensor, b.Sensor; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Flavor_Spec_isSet(o.Spec) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Flavor_Spec_isSet(o.Spec) {
-			return false
-		}
+		none = true
+	}
+	if none && _Flavor_Spec_isSet(o.Spec) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of CreateSolverRequest: dot-joined field numbers from CreateSolverRequest.
 const (
@@ -5577,7 +5577,7 @@ func (m *CreateSolverRequest) Clone() *CreateSolverRequest {
 func (m *CreateSolverRequest) cloneTo(c *CreateSolverRequest) *CreateSolverRequest {
 	c.Solver = m.Solver.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5594,7 +5594,7 @@ func (m *CreateSolverResponse) Clone() *CreateSolverResponse {
 func (m *CreateSolverResponse) cloneTo(c *CreateSolverResponse) *CreateSolverResponse {
 	c.Solver = m.Solver.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5611,7 +5611,7 @@ func (m *GetSolverRequest) Clone() *GetSolverRequest {
 func (m *GetSolverRequest) cloneTo(c *GetSolverRequest) *GetSolverRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5628,7 +5628,7 @@ func (m *GetSolverResponse) Clone() *GetSolverResponse {
 func (m *GetSolverResponse) cloneTo(c *GetSolverResponse) *GetSolverResponse {
 	c.Solver = m.Solver.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5644,7 +5644,7 @@ func (m *ListSolversRequest) Clone() *ListSolversRequest {
 // cloneTo makes c, a zero ListSolversRequest, a deep copy of m, which is not nil, and returns c.
 func (m *ListSolversRequest) cloneTo(c *ListSolversRequest) *ListSolversRequest {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5670,7 +5670,7 @@ func (m *ListSolversResponse) cloneTo(c *ListSolversResponse) *ListSolversRespon
 		c.Solvers = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5687,7 +5687,7 @@ func (m *DeleteSolverRequest) Clone() *DeleteSolverRequest {
 func (m *DeleteSolverRequest) cloneTo(c *DeleteSolverRequest) *DeleteSolverRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5703,7 +5703,7 @@ func (m *DeleteSolverResponse) Clone() *DeleteSolverResponse {
 // cloneTo makes c, a zero DeleteSolverResponse, a deep copy of m, which is not nil, and returns c.
 func (m *DeleteSolverResponse) cloneTo(c *DeleteSolverResponse) *DeleteSolverResponse {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5720,7 +5720,7 @@ func (m *WatchSolverRequest) Clone() *WatchSolverRequest {
 func (m *WatchSolverRequest) cloneTo(c *WatchSolverRequest) *WatchSolverRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5737,7 +5737,7 @@ func (m *WatchSolverResponse) Clone() *WatchSolverResponse {
 func (m *WatchSolverResponse) cloneTo(c *WatchSolverResponse) *WatchSolverResponse {
 	c.Solver = m.Solver.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5754,7 +5754,7 @@ func (m *GetDiscoveryRequest) Clone() *GetDiscoveryRequest {
 func (m *GetDiscoveryRequest) cloneTo(c *GetDiscoveryRequest) *GetDiscoveryRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5781,7 +5781,7 @@ func (m *GetDiscoveryResponse) cloneTo(c *GetDiscoveryResponse) *GetDiscoveryRes
 		c.Candidates = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5798,7 +5798,7 @@ func (m *ListFlavorsRequest) Clone() *ListFlavorsRequest {
 func (m *ListFlavorsRequest) cloneTo(c *ListFlavorsRequest) *ListFlavorsRequest {
 	c.Selector = m.Selector.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5824,7 +5824,7 @@ func (m *ListFlavorsResponse) cloneTo(c *ListFlavorsResponse) *ListFlavorsRespon
 		c.Flavors = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5841,7 +5841,7 @@ func (m *ListPeerFlavorsRequest) Clone() *ListPeerFlavorsRequest {
 func (m *ListPeerFlavorsRequest) cloneTo(c *ListPeerFlavorsRequest) *ListPeerFlavorsRequest {
 	c.Selector = m.Selector.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5859,7 +5859,7 @@ func (m *PeerFlavor) cloneTo(c *PeerFlavor) *PeerFlavor {
 	c.Flavor = m.Flavor.Clone()
 	c.Address = m.Address
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5895,7 +5895,7 @@ func (m *ListPeerFlavorsResponse) cloneTo(c *ListPeerFlavorsResponse) *ListPeerF
 		c.PeerResults = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5912,7 +5912,7 @@ func (m *CreateServiceBlueprintRequest) Clone() *CreateServiceBlueprintRequest {
 func (m *CreateServiceBlueprintRequest) cloneTo(c *CreateServiceBlueprintRequest) *CreateServiceBlueprintRequest {
 	c.Blueprint = m.Blueprint.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5929,7 +5929,7 @@ func (m *CreateServiceBlueprintResponse) Clone() *CreateServiceBlueprintResponse
 func (m *CreateServiceBlueprintResponse) cloneTo(c *CreateServiceBlueprintResponse) *CreateServiceBlueprintResponse {
 	c.Blueprint = m.Blueprint.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5946,7 +5946,7 @@ func (m *GetServiceBlueprintRequest) Clone() *GetServiceBlueprintRequest {
 func (m *GetServiceBlueprintRequest) cloneTo(c *GetServiceBlueprintRequest) *GetServiceBlueprintRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5963,7 +5963,7 @@ func (m *GetServiceBlueprintResponse) Clone() *GetServiceBlueprintResponse {
 func (m *GetServiceBlueprintResponse) cloneTo(c *GetServiceBlueprintResponse) *GetServiceBlueprintResponse {
 	c.Blueprint = m.Blueprint.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -5979,7 +5979,7 @@ func (m *ListServiceBlueprintsRequest) Clone() *ListServiceBlueprintsRequest {
 // cloneTo makes c, a zero ListServiceBlueprintsRequest, a deep copy of m, which is not nil, and returns c.
 func (m *ListServiceBlueprintsRequest) cloneTo(c *ListServiceBlueprintsRequest) *ListServiceBlueprintsRequest {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6005,7 +6005,7 @@ func (m *ListServiceBlueprintsResponse) cloneTo(c *ListServiceBlueprintsResponse
 		c.Blueprints = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6022,7 +6022,7 @@ func (m *DeleteServiceBlueprintRequest) Clone() *DeleteServiceBlueprintRequest {
 func (m *DeleteServiceBlueprintRequest) cloneTo(c *DeleteServiceBlueprintRequest) *DeleteServiceBlueprintRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6038,7 +6038,7 @@ func (m *DeleteServiceBlueprintResponse) Clone() *DeleteServiceBlueprintResponse
 // cloneTo makes c, a zero DeleteServiceBlueprintResponse, a deep copy of m, which is not nil, and returns c.
 func (m *DeleteServiceBlueprintResponse) cloneTo(c *DeleteServiceBlueprintResponse) *DeleteServiceBlueprintResponse {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6056,7 +6056,7 @@ func (m *GetContractRequest) cloneTo(c *GetContractRequest) *GetContractRequest 
 	c.Id = m.Id
 	c.Role = m.Role
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6074,7 +6074,7 @@ func (m *GetContractResponse) cloneTo(c *GetContractResponse) *GetContractRespon
 	c.Contract = m.Contract.Clone()
 	c.Role = m.Role
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6091,7 +6091,7 @@ func (m *ListContractsRequest) Clone() *ListContractsRequest {
 func (m *ListContractsRequest) cloneTo(c *ListContractsRequest) *ListContractsRequest {
 	c.Role = m.Role
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6109,7 +6109,7 @@ func (m *ContractEntry) cloneTo(c *ContractEntry) *ContractEntry {
 	c.Contract = m.Contract.Clone()
 	c.Role = m.Role
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6135,7 +6135,7 @@ func (m *ListContractsResponse) cloneTo(c *ListContractsResponse) *ListContracts
 		c.Contracts = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6154,7 +6154,7 @@ func (m *ReleaseContractRequest) cloneTo(c *ReleaseContractRequest) *ReleaseCont
 	c.Role = m.Role
 	c.Reason = m.Reason
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6172,7 +6172,7 @@ func (m *ReleaseContractResponse) cloneTo(c *ReleaseContractResponse) *ReleaseCo
 	c.Allocation = m.Allocation.Clone()
 	c.Role = m.Role
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6189,7 +6189,7 @@ func (m *GetCredentialsRequest) Clone() *GetCredentialsRequest {
 func (m *GetCredentialsRequest) cloneTo(c *GetCredentialsRequest) *GetCredentialsRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6208,7 +6208,7 @@ func (m *GetCredentialsResponse) cloneTo(c *GetCredentialsResponse) *GetCredenti
 	c.AllocationId = m.AllocationId
 	c.Credentials = m.Credentials.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6226,7 +6226,7 @@ func (m *GetAllocationRequest) cloneTo(c *GetAllocationRequest) *GetAllocationRe
 	c.Id = m.Id
 	c.Role = m.Role
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6244,7 +6244,7 @@ func (m *GetAllocationResponse) cloneTo(c *GetAllocationResponse) *GetAllocation
 	c.Allocation = m.Allocation.Clone()
 	c.Role = m.Role
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6261,7 +6261,7 @@ func (m *ListAllocationsRequest) Clone() *ListAllocationsRequest {
 func (m *ListAllocationsRequest) cloneTo(c *ListAllocationsRequest) *ListAllocationsRequest {
 	c.Role = m.Role
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6279,7 +6279,7 @@ func (m *AllocationEntry) cloneTo(c *AllocationEntry) *AllocationEntry {
 	c.Allocation = m.Allocation.Clone()
 	c.Role = m.Role
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6305,7 +6305,7 @@ func (m *ListAllocationsResponse) cloneTo(c *ListAllocationsResponse) *ListAlloc
 		c.Allocations = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6323,7 +6323,7 @@ func (m *WatchAllocationRequest) cloneTo(c *WatchAllocationRequest) *WatchAlloca
 	c.Id = m.Id
 	c.Role = m.Role
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6341,7 +6341,7 @@ func (m *WatchAllocationResponse) cloneTo(c *WatchAllocationResponse) *WatchAllo
 	c.Allocation = m.Allocation.Clone()
 	c.Role = m.Role
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6359,7 +6359,7 @@ func (m *DeploySliceInstanceRequest) cloneTo(c *DeploySliceInstanceRequest) *Dep
 	c.ContractId = m.ContractId
 	c.Instance = m.Instance.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6376,7 +6376,7 @@ func (m *DeploySliceInstanceResponse) Clone() *DeploySliceInstanceResponse {
 func (m *DeploySliceInstanceResponse) cloneTo(c *DeploySliceInstanceResponse) *DeploySliceInstanceResponse {
 	c.Instance = m.Instance.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6394,7 +6394,7 @@ func (m *GetSliceInstanceRequest) cloneTo(c *GetSliceInstanceRequest) *GetSliceI
 	c.ContractId = m.ContractId
 	c.Name = m.Name
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6411,7 +6411,7 @@ func (m *GetSliceInstanceResponse) Clone() *GetSliceInstanceResponse {
 func (m *GetSliceInstanceResponse) cloneTo(c *GetSliceInstanceResponse) *GetSliceInstanceResponse {
 	c.Instance = m.Instance.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6428,7 +6428,7 @@ func (m *ListSliceInstancesRequest) Clone() *ListSliceInstancesRequest {
 func (m *ListSliceInstancesRequest) cloneTo(c *ListSliceInstancesRequest) *ListSliceInstancesRequest {
 	c.ContractId = m.ContractId
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6454,7 +6454,7 @@ func (m *ListSliceInstancesResponse) cloneTo(c *ListSliceInstancesResponse) *Lis
 		c.Instances = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6472,7 +6472,7 @@ func (m *DeleteSliceInstanceRequest) cloneTo(c *DeleteSliceInstanceRequest) *Del
 	c.ContractId = m.ContractId
 	c.Name = m.Name
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6489,7 +6489,7 @@ func (m *DeleteSliceInstanceResponse) Clone() *DeleteSliceInstanceResponse {
 func (m *DeleteSliceInstanceResponse) cloneTo(c *DeleteSliceInstanceResponse) *DeleteSliceInstanceResponse {
 	c.Instance = m.Instance.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6505,7 +6505,7 @@ func (m *GetNodeRequest) Clone() *GetNodeRequest {
 // cloneTo makes c, a zero GetNodeRequest, a deep copy of m, which is not nil, and returns c.
 func (m *GetNodeRequest) cloneTo(c *GetNodeRequest) *GetNodeRequest {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6523,7 +6523,7 @@ func (m *GetNodeResponse) cloneTo(c *GetNodeResponse) *GetNodeResponse {
 	c.Node = m.Node.Clone()
 	c.InsecureRear = m.InsecureRear
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6539,7 +6539,7 @@ func (m *ListPeersRequest) Clone() *ListPeersRequest {
 // cloneTo makes c, a zero ListPeersRequest, a deep copy of m, which is not nil, and returns c.
 func (m *ListPeersRequest) cloneTo(c *ListPeersRequest) *ListPeersRequest {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6557,7 +6557,7 @@ func (m *Peer) cloneTo(c *Peer) *Peer {
 	c.Address = m.Address
 	c.Static = m.Static
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6583,7 +6583,7 @@ func (m *ListPeersResponse) cloneTo(c *ListPeersResponse) *ListPeersResponse {
 		c.Peers = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6600,7 +6600,7 @@ func (m *AddPeerRequest) Clone() *AddPeerRequest {
 func (m *AddPeerRequest) cloneTo(c *AddPeerRequest) *AddPeerRequest {
 	c.Address = m.Address
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6616,7 +6616,7 @@ func (m *AddPeerResponse) Clone() *AddPeerResponse {
 // cloneTo makes c, a zero AddPeerResponse, a deep copy of m, which is not nil, and returns c.
 func (m *AddPeerResponse) cloneTo(c *AddPeerResponse) *AddPeerResponse {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -6700,7 +6700,7 @@ func (m *ListSolversResponse) Equal(o *ListSolversResponse) bool {
 		return false
 	}
 	for i, x := range m.Solvers {
-		if y := o.Solvers[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Solver).Equal) {
+		if y := o.Solvers[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -6789,7 +6789,7 @@ func (m *GetDiscoveryResponse) Equal(o *GetDiscoveryResponse) bool {
 		return false
 	}
 	for i, x := range m.Candidates {
-		if y := o.Candidates[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*PeeringCandidate).Equal) {
+		if y := o.Candidates[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -6822,7 +6822,7 @@ func (m *ListFlavorsResponse) Equal(o *ListFlavorsResponse) bool {
 		return false
 	}
 	for i, x := range m.Flavors {
-		if y := o.Flavors[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Flavor).Equal) {
+		if y := o.Flavors[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -6872,7 +6872,7 @@ func (m *ListPeerFlavorsResponse) Equal(o *ListPeerFlavorsResponse) bool {
 		return false
 	}
 	for i, x := range m.Flavors {
-		if y := o.Flavors[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*PeerFlavor).Equal) {
+		if y := o.Flavors[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -6880,7 +6880,7 @@ func (m *ListPeerFlavorsResponse) Equal(o *ListPeerFlavorsResponse) bool {
 		return false
 	}
 	for i, x := range m.PeerResults {
-		if y := o.PeerResults[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*PeerResult).Equal) {
+		if y := o.PeerResults[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -6966,7 +6966,7 @@ func (m *ListServiceBlueprintsResponse) Equal(o *ListServiceBlueprintsResponse) 
 		return false
 	}
 	for i, x := range m.Blueprints {
-		if y := o.Blueprints[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ServiceBlueprint).Equal) {
+		if y := o.Blueprints[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -7075,7 +7075,7 @@ func (m *ListContractsResponse) Equal(o *ListContractsResponse) bool {
 		return false
 	}
 	for i, x := range m.Contracts {
-		if y := o.Contracts[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ContractEntry).Equal) {
+		if y := o.Contracts[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -7230,7 +7230,7 @@ func (m *ListAllocationsResponse) Equal(o *ListAllocationsResponse) bool {
 		return false
 	}
 	for i, x := range m.Allocations {
-		if y := o.Allocations[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*AllocationEntry).Equal) {
+		if y := o.Allocations[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -7359,7 +7359,7 @@ func (m *ListSliceInstancesResponse) Equal(o *ListSliceInstancesResponse) bool {
 		return false
 	}
 	for i, x := range m.Instances {
-		if y := o.Instances[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*SliceInstance).Equal) {
+		if y := o.Instances[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -7465,7 +7465,7 @@ func (m *ListPeersResponse) Equal(o *ListPeersResponse) bool {
 		return false
 	}
 	for i, x := range m.Peers {
-		if y := o.Peers[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Peer).Equal) {
+		if y := o.Peers[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of ReservationStatus: dot-joined field numbers from ReservationStatus.
 const (
@@ -432,7 +432,7 @@ func (m *ReservationStatus) cloneTo(c *ReservationStatus) *ReservationStatus {
 	c.ContractId = m.ContractId
 	c.LastChangeTime = fieldmap.CloneTimestamp(m.LastChangeTime)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -452,20 +452,48 @@ func (m *Reservation) cloneTo(c *Reservation) *Reservation {
 	c.PeeringCandidateId = m.PeeringCandidateId
 	c.Reserve = m.Reserve
 	c.Purchase = m.Purchase
+	var kb *_Reservation_kids
 	if m.Buyer != nil && m.Seller != nil && m.Configuration != nil && m.Status != nil {
-		kb := new(_Reservation_kids)
-		c.Buyer = m.Buyer.cloneTo(&kb.Buyer)
-		c.Seller = m.Seller.cloneTo(&kb.Seller)
-		c.Configuration = m.Configuration.cloneTo(&kb.Configuration)
-		c.Status = m.Status.cloneTo(&kb.Status)
-	} else {
-		c.Buyer = m.Buyer.Clone()
-		c.Seller = m.Seller.Clone()
-		c.Configuration = m.Configuration.Clone()
-		c.Status = m.Status.Clone()
+		kb = new(_Reservation_kids)
+	}
+	if x := m.Buyer; x != nil {
+		var d *NodeIdentity
+		if kb != nil {
+			d = &kb.Buyer
+		} else {
+			d = new(NodeIdentity)
+		}
+		c.Buyer = x.cloneTo(d)
+	}
+	if x := m.Seller; x != nil {
+		var d *NodeIdentity
+		if kb != nil {
+			d = &kb.Seller
+		} else {
+			d = new(NodeIdentity)
+		}
+		c.Seller = x.cloneTo(d)
+	}
+	if x := m.Configuration; x != nil {
+		var d *Configuration
+		if kb != nil {
+			d = &kb.Configuration
+		} else {
+			d = new(Configuration)
+		}
+		c.Configuration = x.cloneTo(d)
+	}
+	if x := m.Status; x != nil {
+		var d *ReservationStatus
+		if kb != nil {
+			d = &kb.Status
+		} else {
+			d = new(ReservationStatus)
+		}
+		c.Status = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -495,16 +523,30 @@ func (m *Transaction) cloneTo(c *Transaction) *Transaction {
 	c.BuyerClusterId = m.BuyerClusterId
 	c.State = m.State
 	c.ContractId = m.ContractId
+	var kb *_Transaction_kids
 	if m.Buyer != nil && m.Configuration != nil {
-		kb := new(_Transaction_kids)
-		c.Buyer = m.Buyer.cloneTo(&kb.Buyer)
-		c.Configuration = m.Configuration.cloneTo(&kb.Configuration)
-	} else {
-		c.Buyer = m.Buyer.Clone()
-		c.Configuration = m.Configuration.Clone()
+		kb = new(_Transaction_kids)
+	}
+	if x := m.Buyer; x != nil {
+		var d *NodeIdentity
+		if kb != nil {
+			d = &kb.Buyer
+		} else {
+			d = new(NodeIdentity)
+		}
+		c.Buyer = x.cloneTo(d)
+	}
+	if x := m.Configuration; x != nil {
+		var d *Configuration
+		if kb != nil {
+			d = &kb.Configuration
+		} else {
+			d = new(Configuration)
+		}
+		c.Configuration = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -526,16 +568,30 @@ func (m *ReserveRequest) Clone() *ReserveRequest {
 // cloneTo makes c, a zero ReserveRequest, a deep copy of m, which is not nil, and returns c.
 func (m *ReserveRequest) cloneTo(c *ReserveRequest) *ReserveRequest {
 	c.FlavorId = m.FlavorId
+	var kb *_ReserveRequest_kids
 	if m.Buyer != nil && m.Configuration != nil {
-		kb := new(_ReserveRequest_kids)
-		c.Buyer = m.Buyer.cloneTo(&kb.Buyer)
-		c.Configuration = m.Configuration.cloneTo(&kb.Configuration)
-	} else {
-		c.Buyer = m.Buyer.Clone()
-		c.Configuration = m.Configuration.Clone()
+		kb = new(_ReserveRequest_kids)
+	}
+	if x := m.Buyer; x != nil {
+		var d *NodeIdentity
+		if kb != nil {
+			d = &kb.Buyer
+		} else {
+			d = new(NodeIdentity)
+		}
+		c.Buyer = x.cloneTo(d)
+	}
+	if x := m.Configuration; x != nil {
+		var d *Configuration
+		if kb != nil {
+			d = &kb.Configuration
+		} else {
+			d = new(Configuration)
+		}
+		c.Configuration = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -556,16 +612,30 @@ func (m *PurchaseRequest) Clone() *PurchaseRequest {
 
 // cloneTo makes c, a zero PurchaseRequest, a deep copy of m, which is not nil, and returns c.
 func (m *PurchaseRequest) cloneTo(c *PurchaseRequest) *PurchaseRequest {
+	var kb *_PurchaseRequest_kids
 	if m.BuyerCredentials != nil && m.IngressTelemetryEndpoint != nil {
-		kb := new(_PurchaseRequest_kids)
-		c.BuyerCredentials = m.BuyerCredentials.cloneTo(&kb.BuyerCredentials)
-		c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.cloneTo(&kb.IngressTelemetryEndpoint)
-	} else {
-		c.BuyerCredentials = m.BuyerCredentials.Clone()
-		c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.Clone()
+		kb = new(_PurchaseRequest_kids)
+	}
+	if x := m.BuyerCredentials; x != nil {
+		var d *PeeringCredentials
+		if kb != nil {
+			d = &kb.BuyerCredentials
+		} else {
+			d = new(PeeringCredentials)
+		}
+		c.BuyerCredentials = x.cloneTo(d)
+	}
+	if x := m.IngressTelemetryEndpoint; x != nil {
+		var d *TelemetryEndpoint
+		if kb != nil {
+			d = &kb.IngressTelemetryEndpoint
+		} else {
+			d = new(TelemetryEndpoint)
+		}
+		c.IngressTelemetryEndpoint = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -589,7 +659,7 @@ func (m *PeeringCredentials) cloneTo(c *PeeringCredentials) *PeeringCredentials 
 	c.ClusterId = m.ClusterId
 	c.Kubeconfig = m.Kubeconfig
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of ResourceMatchSelector: dot-joined field numbers from ResourceMatchSelector.
 const (
@@ -677,7 +677,7 @@ func (m *ResourceMatchSelector) Clone() *ResourceMatchSelector {
 func (m *ResourceMatchSelector) cloneTo(c *ResourceMatchSelector) *ResourceMatchSelector {
 	c.Value = m.Value
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -707,7 +707,7 @@ func (m *ResourceRangeSelector) cloneTo(c *ResourceRangeSelector) *ResourceRange
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -747,7 +747,7 @@ func (m *ResourceFilter) cloneTo(c *ResourceFilter) *ResourceFilter {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -777,7 +777,7 @@ func (m *FloatRangeSelector) cloneTo(c *FloatRangeSelector) *FloatRangeSelector 
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -803,7 +803,7 @@ func (m *StringFilter) cloneTo(c *StringFilter) *StringFilter {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -818,18 +818,39 @@ func (m *GPUSelector) Clone() *GPUSelector {
 
 // cloneTo makes c, a zero GPUSelector, a deep copy of m, which is not nil, and returns c.
 func (m *GPUSelector) cloneTo(c *GPUSelector) *GPUSelector {
+	var kb *_GPUSelector_kids
 	if m.Model != nil && m.Cores != nil && m.Memory != nil {
-		kb := new(_GPUSelector_kids)
-		c.Model = m.Model.cloneTo(&kb.Model)
-		c.Cores = m.Cores.cloneTo(&kb.Cores)
-		c.Memory = m.Memory.cloneTo(&kb.Memory)
-	} else {
-		c.Model = m.Model.Clone()
-		c.Cores = m.Cores.Clone()
-		c.Memory = m.Memory.Clone()
+		kb = new(_GPUSelector_kids)
+	}
+	if x := m.Model; x != nil {
+		var d *StringFilter
+		if kb != nil {
+			d = &kb.Model
+		} else {
+			d = new(StringFilter)
+		}
+		c.Model = x.cloneTo(d)
+	}
+	if x := m.Cores; x != nil {
+		var d *ResourceFilter
+		if kb != nil {
+			d = &kb.Cores
+		} else {
+			d = new(ResourceFilter)
+		}
+		c.Cores = x.cloneTo(d)
+	}
+	if x := m.Memory; x != nil {
+		var d *ResourceFilter
+		if kb != nil {
+			d = &kb.Memory
+		} else {
+			d = new(ResourceFilter)
+		}
+		c.Memory = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -851,24 +872,66 @@ func (m *K8SliceSelector) Clone() *K8SliceSelector {
 
 // cloneTo makes c, a zero K8SliceSelector, a deep copy of m, which is not nil, and returns c.
 func (m *K8SliceSelector) cloneTo(c *K8SliceSelector) *K8SliceSelector {
+	var kb *_K8SliceSelector_kids
 	if m.Architecture != nil && m.Cpu != nil && m.Memory != nil && m.Pods != nil && m.Storage != nil && m.Gpu != nil {
-		kb := new(_K8SliceSelector_kids)
-		c.Architecture = m.Architecture.cloneTo(&kb.Architecture)
-		c.Cpu = m.Cpu.cloneTo(&kb.Cpu)
-		c.Memory = m.Memory.cloneTo(&kb.Memory)
-		c.Pods = m.Pods.cloneTo(&kb.Pods)
-		c.Storage = m.Storage.cloneTo(&kb.Storage)
-		c.Gpu = m.Gpu.cloneTo(&kb.Gpu)
-	} else {
-		c.Architecture = m.Architecture.Clone()
-		c.Cpu = m.Cpu.Clone()
-		c.Memory = m.Memory.Clone()
-		c.Pods = m.Pods.Clone()
-		c.Storage = m.Storage.Clone()
-		c.Gpu = m.Gpu.Clone()
+		kb = new(_K8SliceSelector_kids)
+	}
+	if x := m.Architecture; x != nil {
+		var d *StringFilter
+		if kb != nil {
+			d = &kb.Architecture
+		} else {
+			d = new(StringFilter)
+		}
+		c.Architecture = x.cloneTo(d)
+	}
+	if x := m.Cpu; x != nil {
+		var d *ResourceFilter
+		if kb != nil {
+			d = &kb.Cpu
+		} else {
+			d = new(ResourceFilter)
+		}
+		c.Cpu = x.cloneTo(d)
+	}
+	if x := m.Memory; x != nil {
+		var d *ResourceFilter
+		if kb != nil {
+			d = &kb.Memory
+		} else {
+			d = new(ResourceFilter)
+		}
+		c.Memory = x.cloneTo(d)
+	}
+	if x := m.Pods; x != nil {
+		var d *ResourceFilter
+		if kb != nil {
+			d = &kb.Pods
+		} else {
+			d = new(ResourceFilter)
+		}
+		c.Pods = x.cloneTo(d)
+	}
+	if x := m.Storage; x != nil {
+		var d *ResourceFilter
+		if kb != nil {
+			d = &kb.Storage
+		} else {
+			d = new(ResourceFilter)
+		}
+		c.Storage = x.cloneTo(d)
+	}
+	if x := m.Gpu; x != nil {
+		var d *GPUSelector
+		if kb != nil {
+			d = &kb.Gpu
+		} else {
+			d = new(GPUSelector)
+		}
+		c.Gpu = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -894,16 +957,30 @@ func (m *ServiceSelector) Clone() *ServiceSelector {
 // cloneTo makes c, a zero ServiceSelector, a deep copy of m, which is not nil, and returns c.
 func (m *ServiceSelector) cloneTo(c *ServiceSelector) *ServiceSelector {
 	c.Tags = slices.Clone(m.Tags)
+	var kb *_ServiceSelector_kids
 	if m.Category != nil && m.Name != nil {
-		kb := new(_ServiceSelector_kids)
-		c.Category = m.Category.cloneTo(&kb.Category)
-		c.Name = m.Name.cloneTo(&kb.Name)
-	} else {
-		c.Category = m.Category.Clone()
-		c.Name = m.Name.Clone()
+		kb = new(_ServiceSelector_kids)
+	}
+	if x := m.Category; x != nil {
+		var d *StringFilter
+		if kb != nil {
+			d = &kb.Category
+		} else {
+			d = new(StringFilter)
+		}
+		c.Category = x.cloneTo(d)
+	}
+	if x := m.Name; x != nil {
+		var d *StringFilter
+		if kb != nil {
+			d = &kb.Name
+		} else {
+			d = new(StringFilter)
+		}
+		c.Name = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -924,26 +1001,75 @@ func (m *VMSelector) Clone() *VMSelector {
 
 // cloneTo makes c, a zero VMSelector, a deep copy of m, which is not nil, and returns c.
 func (m *VMSelector) cloneTo(c *VMSelector) *VMSelector {
+	var kb *_VMSelector_kids
 	if m.Architecture != nil && m.Cpu != nil && m.Memory != nil && m.Storage != nil && m.OsImage != nil && m.Hypervisor != nil && m.Gpu != nil {
-		kb := new(_VMSelector_kids)
-		c.Architecture = m.Architecture.cloneTo(&kb.Architecture)
-		c.Cpu = m.Cpu.cloneTo(&kb.Cpu)
-		c.Memory = m.Memory.cloneTo(&kb.Memory)
-		c.Storage = m.Storage.cloneTo(&kb.Storage)
-		c.OsImage = m.OsImage.cloneTo(&kb.OsImage)
-		c.Hypervisor = m.Hypervisor.cloneTo(&kb.Hypervisor)
-		c.Gpu = m.Gpu.cloneTo(&kb.Gpu)
-	} else {
-		c.Architecture = m.Architecture.Clone()
-		c.Cpu = m.Cpu.Clone()
-		c.Memory = m.Memory.Clone()
-		c.Storage = m.Storage.Clone()
-		c.OsImage = m.OsImage.Clone()
-		c.Hypervisor = m.Hypervisor.Clone()
-		c.Gpu = m.Gpu.Clone()
+		kb = new(_VMSelector_kids)
+	}
+	if x := m.Architecture; x != nil {
+		var d *StringFilter
+		if kb != nil {
+			d = &kb.Architecture
+		} else {
+			d = new(StringFilter)
+		}
+		c.Architecture = x.cloneTo(d)
+	}
+	if x := m.Cpu; x != nil {
+		var d *ResourceFilter
+		if kb != nil {
+			d = &kb.Cpu
+		} else {
+			d = new(ResourceFilter)
+		}
+		c.Cpu = x.cloneTo(d)
+	}
+	if x := m.Memory; x != nil {
+		var d *ResourceFilter
+		if kb != nil {
+			d = &kb.Memory
+		} else {
+			d = new(ResourceFilter)
+		}
+		c.Memory = x.cloneTo(d)
+	}
+	if x := m.Storage; x != nil {
+		var d *ResourceFilter
+		if kb != nil {
+			d = &kb.Storage
+		} else {
+			d = new(ResourceFilter)
+		}
+		c.Storage = x.cloneTo(d)
+	}
+	if x := m.OsImage; x != nil {
+		var d *StringFilter
+		if kb != nil {
+			d = &kb.OsImage
+		} else {
+			d = new(StringFilter)
+		}
+		c.OsImage = x.cloneTo(d)
+	}
+	if x := m.Hypervisor; x != nil {
+		var d *StringFilter
+		if kb != nil {
+			d = &kb.Hypervisor
+		} else {
+			d = new(StringFilter)
+		}
+		c.Hypervisor = x.cloneTo(d)
+	}
+	if x := m.Gpu; x != nil {
+		var d *GPUSelector
+		if kb != nil {
+			d = &kb.Gpu
+		} else {
+			d = new(GPUSelector)
+		}
+		c.Gpu = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -969,20 +1095,48 @@ func (m *SensorSelector) Clone() *SensorSelector {
 
 // cloneTo makes c, a zero SensorSelector, a deep copy of m, which is not nil, and returns c.
 func (m *SensorSelector) cloneTo(c *SensorSelector) *SensorSelector {
+	var kb *_SensorSelector_kids
 	if m.SensorType != nil && m.SamplingRateHz != nil && m.Accuracy != nil && m.Unit != nil {
-		kb := new(_SensorSelector_kids)
-		c.SensorType = m.SensorType.cloneTo(&kb.SensorType)
-		c.SamplingRateHz = m.SamplingRateHz.cloneTo(&kb.SamplingRateHz)
-		c.Accuracy = m.Accuracy.cloneTo(&kb.Accuracy)
-		c.Unit = m.Unit.cloneTo(&kb.Unit)
-	} else {
-		c.SensorType = m.SensorType.Clone()
-		c.SamplingRateHz = m.SamplingRateHz.Clone()
-		c.Accuracy = m.Accuracy.Clone()
-		c.Unit = m.Unit.Clone()
+		kb = new(_SensorSelector_kids)
+	}
+	if x := m.SensorType; x != nil {
+		var d *StringFilter
+		if kb != nil {
+			d = &kb.SensorType
+		} else {
+			d = new(StringFilter)
+		}
+		c.SensorType = x.cloneTo(d)
+	}
+	if x := m.SamplingRateHz; x != nil {
+		var d *FloatRangeSelector
+		if kb != nil {
+			d = &kb.SamplingRateHz
+		} else {
+			d = new(FloatRangeSelector)
+		}
+		c.SamplingRateHz = x.cloneTo(d)
+	}
+	if x := m.Accuracy; x != nil {
+		var d *FloatRangeSelector
+		if kb != nil {
+			d = &kb.Accuracy
+		} else {
+			d = new(FloatRangeSelector)
+		}
+		c.Accuracy = x.cloneTo(d)
+	}
+	if x := m.Unit; x != nil {
+		var d *StringFilter
+		if kb != nil {
+			d = &kb.Unit
+		} else {
+			d = new(StringFilter)
+		}
+		c.Unit = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1053,7 +1207,7 @@ func (m *Selector) cloneTo(c *Selector) *Selector {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1097,27 +1251,33 @@ func (m *ResourceFilter) Equal(o *ResourceFilter) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Filter.(type) {
 	case *ResourceFilter_Match:
 		if b, ok := o.Filter.(*ResourceFilter_Match); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Match, b.Match, (*ResourceMatchSelector).Equal) {
+			if x, y := a.Match, b.Match; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ResourceFilter_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ResourceFilter_Range:
 		if b, ok := o.Filter.(*ResourceFilter_Range); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Range, b.Range, (*ResourceRangeSelector).Equal) {
+			if x, y := a.Range, b.Range; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ResourceFilter_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _ResourceFilter_Filter_isSet(o.Filter) {
-			return false
-		}
+		none = true
+	}
+	if none && _ResourceFilter_Filter_isSet(o.Filter) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -1159,27 +1319,33 @@ func (m *StringFilter) Equal(o *StringFilter) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Filter.(type) {
 	case *StringFilter_Exact:
 		if b, ok := o.Filter.(*StringFilter_Exact); ok && a != nil && b != nil {
 			if a.Exact != b.Exact {
 				return false
 			}
-		} else if a != nil || _StringFilter_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *StringFilter_Regex:
 		if b, ok := o.Filter.(*StringFilter_Regex); ok && a != nil && b != nil {
 			if a.Regex != b.Regex {
 				return false
 			}
-		} else if a != nil || _StringFilter_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _StringFilter_Filter_isSet(o.Filter) {
-			return false
-		}
+		none = true
+	}
+	if none && _StringFilter_Filter_isSet(o.Filter) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -1331,43 +1497,53 @@ func (m *Selector) Equal(o *Selector) bool {
 	if m.FlavorType != o.FlavorType {
 		return false
 	}
+	none := false
 	switch a := m.Filter.(type) {
 	case *Selector_K8Slice:
 		if b, ok := o.Filter.(*Selector_K8Slice); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.K8Slice, b.K8Slice, (*K8SliceSelector).Equal) {
+			if x, y := a.K8Slice, b.K8Slice; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Selector_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Selector_Service:
 		if b, ok := o.Filter.(*Selector_Service); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Service, b.Service, (*ServiceSelector).Equal) {
+			if x, y := a.Service, b.Service; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Selector_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Selector_Vm:
 		if b, ok := o.Filter.(*Selector_Vm); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Vm, b.Vm, (*VMSelector).Equal) {
+			if x, y := a.Vm, b.Vm; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Selector_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Selector_Sensor:
 		if b, ok := o.Filter.(*Selector_Sensor); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Sensor, b.Sensor, (*SensorSelector).Equal) {
+			if x, y := a.Sensor, b.Sensor; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Selector_Filter_isSet(o.Filter) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Selector_Filter_isSet(o.Filter) {
-			return false
-		}
+		none = true
+	}
+	if none && _Selector_Filter_isSet(o.Filter) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of SlicePort: dot-joined field numbers from SlicePort.
 const (
@@ -158,7 +158,7 @@ func (m *SlicePort) cloneTo(c *SlicePort) *SlicePort {
 	c.Protocol = m.Protocol
 	c.PublicPort = m.PublicPort
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -179,7 +179,7 @@ func (m *SliceInstanceStatus) cloneTo(c *SliceInstanceStatus) *SliceInstanceStat
 	c.Message = m.Message
 	c.Running = m.Running
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -213,7 +213,7 @@ func (m *SliceInstance) cloneTo(c *SliceInstance) *SliceInstance {
 	c.HealthCheckPath = m.HealthCheckPath
 	c.Status = m.Status.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -288,7 +288,7 @@ func (m *SliceInstance) Equal(o *SliceInstance) bool {
 		return false
 	}
 	for i, x := range m.Ports {
-		if y := o.Ports[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*SlicePort).Equal) {
+		if y := o.Ports[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

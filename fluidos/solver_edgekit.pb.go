@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of SolverStatus: dot-joined field numbers from SolverStatus.
 const (
@@ -506,7 +506,7 @@ func (m *SolverStatus) cloneTo(c *SolverStatus) *SolverStatus {
 		c.Attempts = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -526,7 +526,7 @@ func (m *SolverAttempt) cloneTo(c *SolverAttempt) *SolverAttempt {
 	c.SellerId = m.SellerId
 	c.Error = m.Error
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -546,7 +546,7 @@ func (m *SolverTimeouts) cloneTo(c *SolverTimeouts) *SolverTimeouts {
 	c.Purchase = fieldmap.CloneDuration(m.Purchase)
 	c.Allocation = fieldmap.CloneDuration(m.Allocation)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -567,20 +567,48 @@ func (m *Solver) cloneTo(c *Solver) *Solver {
 	c.ReserveAndBuy = m.ReserveAndBuy
 	c.EstablishPeering = m.EstablishPeering
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
+	var kb *_Solver_kids
 	if m.Selector != nil && m.Status != nil && m.Configuration != nil && m.Timeouts != nil {
-		kb := new(_Solver_kids)
-		c.Selector = m.Selector.cloneTo(&kb.Selector)
-		c.Status = m.Status.cloneTo(&kb.Status)
-		c.Configuration = m.Configuration.cloneTo(&kb.Configuration)
-		c.Timeouts = m.Timeouts.cloneTo(&kb.Timeouts)
-	} else {
-		c.Selector = m.Selector.Clone()
-		c.Status = m.Status.Clone()
-		c.Configuration = m.Configuration.Clone()
-		c.Timeouts = m.Timeouts.Clone()
+		kb = new(_Solver_kids)
+	}
+	if x := m.Selector; x != nil {
+		var d *Selector
+		if kb != nil {
+			d = &kb.Selector
+		} else {
+			d = new(Selector)
+		}
+		c.Selector = x.cloneTo(d)
+	}
+	if x := m.Status; x != nil {
+		var d *SolverStatus
+		if kb != nil {
+			d = &kb.Status
+		} else {
+			d = new(SolverStatus)
+		}
+		c.Status = x.cloneTo(d)
+	}
+	if x := m.Configuration; x != nil {
+		var d *Configuration
+		if kb != nil {
+			d = &kb.Configuration
+		} else {
+			d = new(Configuration)
+		}
+		c.Configuration = x.cloneTo(d)
+	}
+	if x := m.Timeouts; x != nil {
+		var d *SolverTimeouts
+		if kb != nil {
+			d = &kb.Timeouts
+		} else {
+			d = new(SolverTimeouts)
+		}
+		c.Timeouts = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -641,7 +669,7 @@ func (m *SolverStatus) Equal(o *SolverStatus) bool {
 		return false
 	}
 	for i, x := range m.Attempts {
-		if y := o.Attempts[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*SolverAttempt).Equal) {
+		if y := o.Attempts[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of ChainD01: dot-joined field numbers from ChainD01.
 // Flags more than 16 levels deep have no constant.
@@ -934,7 +934,7 @@ func (m *ChainD01) cloneTo(c *ChainD01) *ChainD01 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -952,7 +952,7 @@ func (m *ChainD02) cloneTo(c *ChainD02) *ChainD02 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -970,7 +970,7 @@ func (m *ChainD03) cloneTo(c *ChainD03) *ChainD03 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -988,7 +988,7 @@ func (m *ChainD04) cloneTo(c *ChainD04) *ChainD04 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1006,7 +1006,7 @@ func (m *ChainD05) cloneTo(c *ChainD05) *ChainD05 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1024,7 +1024,7 @@ func (m *ChainD06) cloneTo(c *ChainD06) *ChainD06 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1042,7 +1042,7 @@ func (m *ChainD07) cloneTo(c *ChainD07) *ChainD07 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1060,7 +1060,7 @@ func (m *ChainD08) cloneTo(c *ChainD08) *ChainD08 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1078,7 +1078,7 @@ func (m *ChainD09) cloneTo(c *ChainD09) *ChainD09 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1096,7 +1096,7 @@ func (m *ChainD10) cloneTo(c *ChainD10) *ChainD10 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1114,7 +1114,7 @@ func (m *ChainD11) cloneTo(c *ChainD11) *ChainD11 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1132,7 +1132,7 @@ func (m *ChainD12) cloneTo(c *ChainD12) *ChainD12 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1150,7 +1150,7 @@ func (m *ChainD13) cloneTo(c *ChainD13) *ChainD13 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1168,7 +1168,7 @@ func (m *ChainD14) cloneTo(c *ChainD14) *ChainD14 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1186,7 +1186,7 @@ func (m *ChainD15) cloneTo(c *ChainD15) *ChainD15 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1204,7 +1204,7 @@ func (m *ChainD16) cloneTo(c *ChainD16) *ChainD16 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1222,7 +1222,7 @@ func (m *ChainD17) cloneTo(c *ChainD17) *ChainD17 {
 	c.Next = m.Next.Clone()
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1239,7 +1239,7 @@ func (m *ChainD18) Clone() *ChainD18 {
 func (m *ChainD18) cloneTo(c *ChainD18) *ChainD18 {
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

@@ -24,7 +24,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Scalars: dot-joined field numbers from Scalars.
 const (
@@ -897,7 +897,7 @@ func (m *Scalars) cloneTo(c *Scalars) *Scalars {
 	c.FBytes = fieldmap.CloneBytes(m.FBytes)
 	c.FEnum = m.FEnum
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -964,7 +964,7 @@ func (m *Optionals) cloneTo(c *Optionals) *Optionals {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -984,7 +984,7 @@ func (m *Leaf) cloneTo(c *Leaf) *Leaf {
 	c.State = m.State
 	c.Token = m.Token
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1012,7 +1012,7 @@ func (m *Middle) cloneTo(c *Middle) *Middle {
 		c.Leaves = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1062,23 +1062,72 @@ func (m *Top) cloneTo(c *Top) *Top {
 	c.LabelsOther = fieldmap.CloneListFunc(m.LabelsOther, fieldmap.Clone[*other.Label])
 	c.Password = m.Password
 	c.LabelMap = fieldmap.CloneMapFunc(m.LabelMap, fieldmap.Clone[*other.Label])
+	var kb *_Top_kids
 	if m.Key != nil && m.Middle != nil && m.Scalars != nil && m.Optionals != nil && m.Wkt != nil && m.AtomicLeaf != nil && m.Empty != nil {
-		kb := new(_Top_kids)
-		c.Key = m.Key.cloneTo(&kb.Key)
-		c.Middle = m.Middle.cloneTo(&kb.Middle)
-		c.Scalars = m.Scalars.cloneTo(&kb.Scalars)
-		c.Optionals = m.Optionals.cloneTo(&kb.Optionals)
-		c.Wkt = m.Wkt.cloneTo(&kb.Wkt)
-		c.AtomicLeaf = m.AtomicLeaf.cloneTo(&kb.AtomicLeaf)
-		c.Empty = m.Empty.cloneTo(&kb.Empty)
-	} else {
-		c.Key = m.Key.Clone()
-		c.Middle = m.Middle.Clone()
-		c.Scalars = m.Scalars.Clone()
-		c.Optionals = m.Optionals.Clone()
-		c.Wkt = m.Wkt.Clone()
-		c.AtomicLeaf = m.AtomicLeaf.Clone()
-		c.Empty = m.Empty.Clone()
+		kb = new(_Top_kids)
+	}
+	if x := m.Key; x != nil {
+		var d *Key
+		if kb != nil {
+			d = &kb.Key
+		} else {
+			d = new(Key)
+		}
+		c.Key = x.cloneTo(d)
+	}
+	if x := m.Middle; x != nil {
+		var d *Middle
+		if kb != nil {
+			d = &kb.Middle
+		} else {
+			d = new(Middle)
+		}
+		c.Middle = x.cloneTo(d)
+	}
+	if x := m.Scalars; x != nil {
+		var d *Scalars
+		if kb != nil {
+			d = &kb.Scalars
+		} else {
+			d = new(Scalars)
+		}
+		c.Scalars = x.cloneTo(d)
+	}
+	if x := m.Optionals; x != nil {
+		var d *Optionals
+		if kb != nil {
+			d = &kb.Optionals
+		} else {
+			d = new(Optionals)
+		}
+		c.Optionals = x.cloneTo(d)
+	}
+	if x := m.Wkt; x != nil {
+		var d *Wkt
+		if kb != nil {
+			d = &kb.Wkt
+		} else {
+			d = new(Wkt)
+		}
+		c.Wkt = x.cloneTo(d)
+	}
+	if x := m.AtomicLeaf; x != nil {
+		var d *Leaf
+		if kb != nil {
+			d = &kb.AtomicLeaf
+		} else {
+			d = new(Leaf)
+		}
+		c.AtomicLeaf = x.cloneTo(d)
+	}
+	if x := m.Empty; x != nil {
+		var d *Empty
+		if kb != nil {
+			d = &kb.Empty
+		} else {
+			d = new(Empty)
+		}
+		c.Empty = x.cloneTo(d)
 	}
 	switch v := m.Choice.(type) {
 	case *Top_ChoiceName:
@@ -1106,7 +1155,7 @@ func (m *Top) cloneTo(c *Top) *Top {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1138,7 +1187,7 @@ func (m *Key) cloneTo(c *Key) *Key {
 	c.State = m.State
 	c.Sub = m.Sub.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1157,7 +1206,7 @@ func (m *SubKey) cloneTo(c *SubKey) *SubKey {
 	c.Zone = m.Zone
 	c.Edge = m.Edge
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1183,7 +1232,7 @@ func (m *Wkt) cloneTo(c *Wkt) *Wkt {
 	c.Times = fieldmap.CloneListFunc(m.Times, fieldmap.CloneTimestamp)
 	c.Durs = fieldmap.CloneMapFunc(m.Durs, fieldmap.CloneDuration)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1209,18 +1258,39 @@ func (m *Tree) cloneTo(c *Tree) *Tree {
 		}
 		c.Children = out
 	}
+	var kb *_Tree_kids
 	if m.Left != nil && m.Right != nil && m.Branch != nil {
-		kb := new(_Tree_kids)
-		c.Left = m.Left.cloneTo(&kb.Left)
-		c.Right = m.Right.cloneTo(&kb.Right)
-		c.Branch = m.Branch.cloneTo(&kb.Branch)
-	} else {
-		c.Left = m.Left.Clone()
-		c.Right = m.Right.Clone()
-		c.Branch = m.Branch.Clone()
+		kb = new(_Tree_kids)
+	}
+	if x := m.Left; x != nil {
+		var d *Tree
+		if kb != nil {
+			d = &kb.Left
+		} else {
+			d = new(Tree)
+		}
+		c.Left = x.cloneTo(d)
+	}
+	if x := m.Right; x != nil {
+		var d *Tree
+		if kb != nil {
+			d = &kb.Right
+		} else {
+			d = new(Tree)
+		}
+		c.Right = x.cloneTo(d)
+	}
+	if x := m.Branch; x != nil {
+		var d *Branch
+		if kb != nil {
+			d = &kb.Branch
+		} else {
+			d = new(Branch)
+		}
+		c.Branch = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1245,7 +1315,7 @@ func (m *Branch) cloneTo(c *Branch) *Branch {
 	c.Label = m.Label
 	c.Tree = m.Tree.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1261,7 +1331,7 @@ func (m *Empty) Clone() *Empty {
 // cloneTo makes c, a zero Empty, a deep copy of m, which is not nil, and returns c.
 func (m *Empty) cloneTo(c *Empty) *Empty {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1302,7 +1372,7 @@ func (m *Outer) cloneTo(c *Outer) *Outer {
 		c.InnerMap = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1320,7 +1390,7 @@ func (m *Outer_Inner) cloneTo(c *Outer_Inner) *Outer_Inner {
 	c.Kind = m.Kind
 	c.Secret = m.Secret
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1363,13 +1433,27 @@ func (m *Secrets) cloneTo(c *Secrets) *Secrets {
 	c.Label = fieldmap.Clone(m.Label)
 	c.Cert = fieldmap.CloneBytes(m.Cert)
 	c.Env = maps.Clone(m.Env)
+	var kb *_Secrets_kids
 	if m.Leaf != nil && m.Outer != nil {
-		kb := new(_Secrets_kids)
-		c.Leaf = m.Leaf.cloneTo(&kb.Leaf)
-		c.Outer = m.Outer.cloneTo(&kb.Outer)
-	} else {
-		c.Leaf = m.Leaf.Clone()
-		c.Outer = m.Outer.Clone()
+		kb = new(_Secrets_kids)
+	}
+	if x := m.Leaf; x != nil {
+		var d *Leaf
+		if kb != nil {
+			d = &kb.Leaf
+		} else {
+			d = new(Leaf)
+		}
+		c.Leaf = x.cloneTo(d)
+	}
+	if x := m.Outer; x != nil {
+		var d *Outer
+		if kb != nil {
+			d = &kb.Outer
+		} else {
+			d = new(Outer)
+		}
+		c.Outer = x.cloneTo(d)
 	}
 	switch v := m.Cred.(type) {
 	case *Secrets_CredToken:
@@ -1393,7 +1477,7 @@ func (m *Secrets) cloneTo(c *Secrets) *Secrets {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1417,7 +1501,7 @@ func (m *NamedKey) cloneTo(c *NamedKey) *NamedKey {
 	c.Id = m.Id
 	c.Note = m.Note
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1566,7 +1650,7 @@ func (m *Middle) Equal(o *Middle) bool {
 		return false
 	}
 	for i, x := range m.Leaves {
-		if y := o.Leaves[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Leaf).Equal) {
+		if y := o.Leaves[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1594,7 +1678,7 @@ func (m *Top) Equal(o *Top) bool {
 		return false
 	}
 	for i, x := range m.Middles {
-		if y := o.Middles[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Middle).Equal) {
+		if y := o.Middles[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1605,7 +1689,7 @@ func (m *Top) Equal(o *Top) bool {
 		return false
 	}
 	for k, x := range m.LeafMap {
-		if y, ok := o.LeafMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Leaf).Equal) {
+		if y, ok := o.LeafMap[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1645,12 +1729,12 @@ func (m *Top) Equal(o *Top) bool {
 		return false
 	}
 	for i, x := range m.LabelsOther {
-		if y := o.LabelsOther[i]; x != y && !fieldmap.EqualElem(x, y, func(x, y *other.Label) bool {
+		if y := o.LabelsOther[i]; x != y && !(func(x, y *other.Label) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		}) {
+		})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1664,55 +1748,65 @@ func (m *Top) Equal(o *Top) bool {
 		return false
 	}
 	for k, x := range m.LabelMap {
-		if y, ok := o.LabelMap[k]; !ok || x != y && !fieldmap.EqualElem(x, y, func(x, y *other.Label) bool {
+		if y, ok := o.LabelMap[k]; !ok || x != y && !(func(x, y *other.Label) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		}) {
+		})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
 	if !m.Empty.Equal(o.Empty) {
 		return false
 	}
+	none := false
 	switch a := m.Choice.(type) {
 	case *Top_ChoiceName:
 		if b, ok := o.Choice.(*Top_ChoiceName); ok && a != nil && b != nil {
 			if a.ChoiceName != b.ChoiceName {
 				return false
 			}
-		} else if a != nil || _Top_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Top_ChoiceLeaf:
 		if b, ok := o.Choice.(*Top_ChoiceLeaf); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.ChoiceLeaf, b.ChoiceLeaf, (*Leaf).Equal) {
+			if x, y := a.ChoiceLeaf, b.ChoiceLeaf; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Top_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Top_ChoiceNumber:
 		if b, ok := o.Choice.(*Top_ChoiceNumber); ok && a != nil && b != nil {
 			if a.ChoiceNumber != b.ChoiceNumber {
 				return false
 			}
-		} else if a != nil || _Top_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Top_ChoiceBytes:
 		if b, ok := o.Choice.(*Top_ChoiceBytes); ok && a != nil && b != nil {
 			if !bytes.Equal(a.ChoiceBytes, b.ChoiceBytes) {
 				return false
 			}
-		} else if a != nil || _Top_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Top_Choice_isSet(o.Choice) {
-			return false
-		}
+		none = true
+	}
+	if none && _Top_Choice_isSet(o.Choice) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -1841,7 +1935,7 @@ func (m *Tree) Equal(o *Tree) bool {
 		return false
 	}
 	for i, x := range m.Children {
-		if y := o.Children[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Tree).Equal) {
+		if y := o.Children[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1894,7 +1988,7 @@ func (m *Outer) Equal(o *Outer) bool {
 		return false
 	}
 	for i, x := range m.Inners {
-		if y := o.Inners[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Outer_Inner).Equal) {
+		if y := o.Inners[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1902,7 +1996,7 @@ func (m *Outer) Equal(o *Outer) bool {
 		return false
 	}
 	for k, x := range m.InnerMap {
-		if y, ok := o.InnerMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Outer_Inner).Equal) {
+		if y, ok := o.InnerMap[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1944,7 +2038,7 @@ func (m *Secrets) Equal(o *Secrets) bool {
 		return false
 	}
 	for i, x := range m.Leaves {
-		if y := o.Leaves[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Leaf).Equal) {
+		if y := o.Leaves[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1952,7 +2046,7 @@ func (m *Secrets) Equal(o *Secrets) bool {
 		return false
 	}
 	for k, x := range m.LeafMap {
-		if y, ok := o.LeafMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Leaf).Equal) {
+		if y, ok := o.LeafMap[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1973,35 +2067,43 @@ func (m *Secrets) Equal(o *Secrets) bool {
 	if !maps.Equal(m.Env, o.Env) {
 		return false
 	}
+	none := false
 	switch a := m.Cred.(type) {
 	case *Secrets_CredToken:
 		if b, ok := o.Cred.(*Secrets_CredToken); ok && a != nil && b != nil {
 			if a.CredToken != b.CredToken {
 				return false
 			}
-		} else if a != nil || _Secrets_Cred_isSet(o.Cred) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Secrets_CredLeaf:
 		if b, ok := o.Cred.(*Secrets_CredLeaf); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.CredLeaf, b.CredLeaf, (*Leaf).Equal) {
+			if x, y := a.CredLeaf, b.CredLeaf; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Secrets_Cred_isSet(o.Cred) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Secrets_CredUser:
 		if b, ok := o.Cred.(*Secrets_CredUser); ok && a != nil && b != nil {
 			if a.CredUser != b.CredUser {
 				return false
 			}
-		} else if a != nil || _Secrets_Cred_isSet(o.Cred) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Secrets_Cred_isSet(o.Cred) {
-			return false
-		}
+		none = true
+	}
+	if none && _Secrets_Cred_isSet(o.Cred) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

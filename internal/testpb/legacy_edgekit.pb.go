@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Legacy: dot-joined field numbers from Legacy.
 const (
@@ -155,13 +155,27 @@ func (m *Legacy) cloneTo(c *Legacy) *Legacy {
 			c.Secret = &blk.Secret
 		}
 	}
+	var kb *_Legacy_kids
 	if m.Next != nil && m.Item != nil {
-		kb := new(_Legacy_kids)
-		c.Next = m.Next.cloneTo(&kb.Next)
-		c.Item = m.Item.cloneTo(&kb.Item)
-	} else {
-		c.Next = m.Next.Clone()
-		c.Item = m.Item.Clone()
+		kb = new(_Legacy_kids)
+	}
+	if x := m.Next; x != nil {
+		var d *Legacy
+		if kb != nil {
+			d = &kb.Next
+		} else {
+			d = new(Legacy)
+		}
+		c.Next = x.cloneTo(d)
+	}
+	if x := m.Item; x != nil {
+		var d *Legacy_Item
+		if kb != nil {
+			d = &kb.Item
+		} else {
+			d = new(Legacy_Item)
+		}
+		c.Item = x.cloneTo(d)
 	}
 	switch v := m.Pick.(type) {
 	case *Legacy_PickName:
@@ -174,7 +188,7 @@ func (m *Legacy) cloneTo(c *Legacy) *Legacy {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	if len(m.extensionFields) > 0 {
 		fieldmap.CloneExtensions(c, m)
@@ -213,7 +227,7 @@ func (m *Legacy_Item) cloneTo(c *Legacy_Item) *Legacy_Item {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -259,27 +273,33 @@ func (m *Legacy) Equal(o *Legacy) bool {
 	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
 		return false
 	}
+	none := false
 	switch a := m.Pick.(type) {
 	case *Legacy_PickName:
 		if b, ok := o.Pick.(*Legacy_PickName); ok && a != nil && b != nil {
 			if a.PickName != b.PickName {
 				return false
 			}
-		} else if a != nil || _Legacy_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Legacy_PickMode:
 		if b, ok := o.Pick.(*Legacy_PickMode); ok && a != nil && b != nil {
 			if a.PickMode != b.PickMode {
 				return false
 			}
-		} else if a != nil || _Legacy_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Legacy_Pick_isSet(o.Pick) {
-			return false
-		}
+		none = true
+	}
+	if none && _Legacy_Pick_isSet(o.Pick) {
+		return false
 	}
 	if (len(m.extensionFields) > 0 || len(o.extensionFields) > 0) && !fieldmap.EqualExtensions(m, o) {
 		return false

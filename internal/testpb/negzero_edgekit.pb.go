@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Extendable: dot-joined field numbers from Extendable.
 const (
@@ -108,7 +108,7 @@ func (m *Extendable) cloneTo(c *Extendable) *Extendable {
 	c.D = m.D
 	c.Name = fieldmap.ClonePtr(m.Name)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	if len(m.extensionFields) > 0 {
 		fieldmap.CloneExtensions(c, m)
@@ -140,7 +140,7 @@ func (m *NegZeroHolder) cloneTo(c *NegZeroHolder) *NegZeroHolder {
 	}
 	c.Plains = fieldmap.CloneListFunc(m.Plains, fieldmap.Clone[*plain.Plain])
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -188,7 +188,7 @@ func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
 		return false
 	}
 	for i, x := range m.Exts {
-		if y := o.Exts[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Extendable).Equal) {
+		if y := o.Exts[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -196,12 +196,12 @@ func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
 		return false
 	}
 	for i, x := range m.Plains {
-		if y := o.Plains[i]; x != y && !fieldmap.EqualElem(x, y, func(x, y *plain.Plain) bool {
+		if y := o.Plains[i]; x != y && !(func(x, y *plain.Plain) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*plain.Plain]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		}) {
+		})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

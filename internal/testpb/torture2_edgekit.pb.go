@@ -19,7 +19,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of TortureDefaults: dot-joined field numbers from TortureDefaults.
 const (
@@ -700,7 +700,7 @@ func (m *TortureDefaults) cloneTo(c *TortureDefaults) *TortureDefaults {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	if len(m.extensionFields) > 0 {
 		fieldmap.CloneExtensions(c, m)
@@ -733,7 +733,7 @@ func (m *TortureDefaults_Inner) cloneTo(c *TortureDefaults_Inner) *TortureDefaul
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -774,13 +774,27 @@ func (m *TortureGroups) cloneTo(c *TortureGroups) *TortureGroups {
 		c.InnerMap = out
 	}
 	c.Signs = slices.Clone(m.Signs)
+	var kb *_TortureGroups_kids
 	if m.Hidden != nil && m.Nested != nil {
-		kb := new(_TortureGroups_kids)
-		c.Hidden = m.Hidden.cloneTo(&kb.Hidden)
-		c.Nested = m.Nested.cloneTo(&kb.Nested)
-	} else {
-		c.Hidden = m.Hidden.Clone()
-		c.Nested = m.Nested.Clone()
+		kb = new(_TortureGroups_kids)
+	}
+	if x := m.Hidden; x != nil {
+		var d *TortureGroups_Hidden
+		if kb != nil {
+			d = &kb.Hidden
+		} else {
+			d = new(TortureGroups_Hidden)
+		}
+		c.Hidden = x.cloneTo(d)
+	}
+	if x := m.Nested; x != nil {
+		var d *TortureGroups_Nested
+		if kb != nil {
+			d = &kb.Nested
+		} else {
+			d = new(TortureGroups_Nested)
+		}
+		c.Nested = x.cloneTo(d)
 	}
 	switch v := m.Pick.(type) {
 	case *TortureGroups_Pickgroup:
@@ -815,7 +829,7 @@ func (m *TortureGroups) cloneTo(c *TortureGroups) *TortureGroups {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -852,7 +866,7 @@ func (m *TortureGroups_PickGroup) cloneTo(c *TortureGroups_PickGroup) *TortureGr
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -869,7 +883,7 @@ func (m *TortureGroups_PickSecret) Clone() *TortureGroups_PickSecret {
 func (m *TortureGroups_PickSecret) cloneTo(c *TortureGroups_PickSecret) *TortureGroups_PickSecret {
 	c.Token = fieldmap.ClonePtr(m.Token)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -887,7 +901,7 @@ func (m *TortureGroups_Row) cloneTo(c *TortureGroups_Row) *TortureGroups_Row {
 	c.N = fieldmap.ClonePtr(m.N)
 	c.Signs = slices.Clone(m.Signs)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -904,7 +918,7 @@ func (m *TortureGroups_Hidden) Clone() *TortureGroups_Hidden {
 func (m *TortureGroups_Hidden) cloneTo(c *TortureGroups_Hidden) *TortureGroups_Hidden {
 	c.Password = fieldmap.ClonePtr(m.Password)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -921,7 +935,7 @@ func (m *TortureGroups_Nested) Clone() *TortureGroups_Nested {
 func (m *TortureGroups_Nested) cloneTo(c *TortureGroups_Nested) *TortureGroups_Nested {
 	c.Deeper = m.Deeper.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -951,7 +965,7 @@ func (m *TortureGroups_Nested_Deeper) cloneTo(c *TortureGroups_Nested_Deeper) *T
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -981,7 +995,7 @@ func (m *TortureLegacyKey) cloneTo(c *TortureLegacyKey) *TortureLegacyKey {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -998,7 +1012,7 @@ func (m *TortureLegacyKey2) Clone() *TortureLegacyKey2 {
 func (m *TortureLegacyKey2) cloneTo(c *TortureLegacyKey2) *TortureLegacyKey2 {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1034,7 +1048,7 @@ func (m *TortureLegacyKeyValue) cloneTo(c *TortureLegacyKeyValue) *TortureLegacy
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1064,7 +1078,7 @@ func (m *TortureLegacyKeyValue_Part) cloneTo(c *TortureLegacyKeyValue_Part) *Tor
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1081,7 +1095,7 @@ func (m *TortureSignHolder) Clone() *TortureSignHolder {
 func (m *TortureSignHolder) cloneTo(c *TortureSignHolder) *TortureSignHolder {
 	c.Sign = fieldmap.ClonePtr(m.Sign)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1201,7 +1215,7 @@ func (m *TortureGroups) Equal(o *TortureGroups) bool {
 		return false
 	}
 	for i, x := range m.Row {
-		if y := o.Row[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureGroups_Row).Equal) {
+		if y := o.Row[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1215,7 +1229,7 @@ func (m *TortureGroups) Equal(o *TortureGroups) bool {
 		return false
 	}
 	for k, x := range m.InnerMap {
-		if y, ok := o.InnerMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDefaults_Inner).Equal) {
+		if y, ok := o.InnerMap[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -1225,43 +1239,53 @@ func (m *TortureGroups) Equal(o *TortureGroups) bool {
 	if !m.Nested.Equal(o.Nested) {
 		return false
 	}
+	none := false
 	switch a := m.Pick.(type) {
 	case *TortureGroups_Pickgroup:
 		if b, ok := o.Pick.(*TortureGroups_Pickgroup); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Pickgroup, b.Pickgroup, (*TortureGroups_PickGroup).Equal) {
+			if x, y := a.Pickgroup, b.Pickgroup; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureGroups_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureGroups_PickSign:
 		if b, ok := o.Pick.(*TortureGroups_PickSign); ok && a != nil && b != nil {
 			if a.PickSign != b.PickSign {
 				return false
 			}
-		} else if a != nil || _TortureGroups_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureGroups_PickBytes:
 		if b, ok := o.Pick.(*TortureGroups_PickBytes); ok && a != nil && b != nil {
 			if !bytes.Equal(a.PickBytes, b.PickBytes) {
 				return false
 			}
-		} else if a != nil || _TortureGroups_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureGroups_Picksecret:
 		if b, ok := o.Pick.(*TortureGroups_Picksecret); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Picksecret, b.Picksecret, (*TortureGroups_PickSecret).Equal) {
+			if x, y := a.Picksecret, b.Picksecret; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureGroups_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _TortureGroups_Pick_isSet(o.Pick) {
-			return false
-		}
+		none = true
+	}
+	if none && _TortureGroups_Pick_isSet(o.Pick) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -18,7 +18,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of TortureEdition: dot-joined field numbers from TortureEdition.
 const (
@@ -348,15 +348,36 @@ func (m *TortureEdition) cloneTo(c *TortureEdition) *TortureEdition {
 			c.Raw = &blk.Raw
 		}
 	}
+	var kb *_TortureEdition_kids
 	if m.Delimited != nil && m.RequiredPart != nil && m.Self != nil {
-		kb := new(_TortureEdition_kids)
-		c.Delimited = m.Delimited.cloneTo(&kb.Delimited)
-		c.RequiredPart = m.RequiredPart.cloneTo(&kb.RequiredPart)
-		c.Self = m.Self.cloneTo(&kb.Self)
-	} else {
-		c.Delimited = m.Delimited.Clone()
-		c.RequiredPart = m.RequiredPart.Clone()
-		c.Self = m.Self.Clone()
+		kb = new(_TortureEdition_kids)
+	}
+	if x := m.Delimited; x != nil {
+		var d *TortureEditionPart
+		if kb != nil {
+			d = &kb.Delimited
+		} else {
+			d = new(TortureEditionPart)
+		}
+		c.Delimited = x.cloneTo(d)
+	}
+	if x := m.RequiredPart; x != nil {
+		var d *TortureEditionPart
+		if kb != nil {
+			d = &kb.RequiredPart
+		} else {
+			d = new(TortureEditionPart)
+		}
+		c.RequiredPart = x.cloneTo(d)
+	}
+	if x := m.Self; x != nil {
+		var d *TortureEdition
+		if kb != nil {
+			d = &kb.Self
+		} else {
+			d = new(TortureEdition)
+		}
+		c.Self = x.cloneTo(d)
 	}
 	switch v := m.Choice.(type) {
 	case *TortureEdition_ChoiceClosed:
@@ -380,7 +401,7 @@ func (m *TortureEdition) cloneTo(c *TortureEdition) *TortureEdition {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -418,7 +439,7 @@ func (m *TortureEditionPart) cloneTo(c *TortureEditionPart) *TortureEditionPart 
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -436,7 +457,7 @@ func (m *TortureEditionKey) cloneTo(c *TortureEditionKey) *TortureEditionKey {
 	c.Key = fieldmap.ClonePtr(m.Key)
 	c.Other = m.Other.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -467,7 +488,7 @@ func (m *TortureEditionKeyValue) cloneTo(c *TortureEditionKeyValue) *TortureEdit
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -484,7 +505,7 @@ func (m *TortureEditionKeyed) Clone() *TortureEditionKeyed {
 func (m *TortureEditionKeyed) cloneTo(c *TortureEditionKeyed) *TortureEditionKeyed {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -537,7 +558,7 @@ func (m *TortureEdition) Equal(o *TortureEdition) bool {
 		return false
 	}
 	for i, x := range m.DelimitedList {
-		if y := o.DelimitedList[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureEditionPart).Equal) {
+		if y := o.DelimitedList[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -572,42 +593,50 @@ func (m *TortureEdition) Equal(o *TortureEdition) bool {
 		return false
 	}
 	for k, x := range m.PartMap {
-		if y, ok := o.PartMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureEditionPart).Equal) {
+		if y, ok := o.PartMap[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
 	if !m.Self.Equal(o.Self) {
 		return false
 	}
+	none := false
 	switch a := m.Choice.(type) {
 	case *TortureEdition_ChoiceClosed:
 		if b, ok := o.Choice.(*TortureEdition_ChoiceClosed); ok && a != nil && b != nil {
 			if a.ChoiceClosed != b.ChoiceClosed {
 				return false
 			}
-		} else if a != nil || _TortureEdition_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureEdition_ChoicePart:
 		if b, ok := o.Choice.(*TortureEdition_ChoicePart); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.ChoicePart, b.ChoicePart, (*TortureEditionPart).Equal) {
+			if x, y := a.ChoicePart, b.ChoicePart; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureEdition_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureEdition_ChoiceText:
 		if b, ok := o.Choice.(*TortureEdition_ChoiceText); ok && a != nil && b != nil {
 			if a.ChoiceText != b.ChoiceText {
 				return false
 			}
-		} else if a != nil || _TortureEdition_Choice_isSet(o.Choice) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _TortureEdition_Choice_isSet(o.Choice) {
-			return false
-		}
+		none = true
+	}
+	if none && _TortureEdition_Choice_isSet(o.Choice) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

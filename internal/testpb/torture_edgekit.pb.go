@@ -21,7 +21,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of TortureNames: dot-joined field numbers from TortureNames.
 const (
@@ -1649,7 +1649,7 @@ func (m *TortureNames) cloneTo(c *TortureNames) *TortureNames {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1668,7 +1668,7 @@ func (m *Torture_2X) cloneTo(c *Torture_2X) *Torture_2X {
 	c.B2C = m.B2C
 	c.Next_2 = m.Next_2.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1686,7 +1686,7 @@ func (m *TortureLower) cloneTo(c *TortureLower) *TortureLower {
 	c.Value_ = m.Value_
 	c.Again = m.Again.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1701,18 +1701,39 @@ func (m *TortureDeep) Clone() *TortureDeep {
 
 // cloneTo makes c, a zero TortureDeep, a deep copy of m, which is not nil, and returns c.
 func (m *TortureDeep) cloneTo(c *TortureDeep) *TortureDeep {
+	var kb *_TortureDeep_kids
 	if m.L1 != nil && m.Sibling != nil && m.Shortcut != nil {
-		kb := new(_TortureDeep_kids)
-		c.L1 = m.L1.cloneTo(&kb.L1)
-		c.Sibling = m.Sibling.cloneTo(&kb.Sibling)
-		c.Shortcut = m.Shortcut.cloneTo(&kb.Shortcut)
-	} else {
-		c.L1 = m.L1.Clone()
-		c.Sibling = m.Sibling.Clone()
-		c.Shortcut = m.Shortcut.Clone()
+		kb = new(_TortureDeep_kids)
+	}
+	if x := m.L1; x != nil {
+		var d *TortureDeep_L1
+		if kb != nil {
+			d = &kb.L1
+		} else {
+			d = new(TortureDeep_L1)
+		}
+		c.L1 = x.cloneTo(d)
+	}
+	if x := m.Sibling; x != nil {
+		var d *TortureDeep_Sibling
+		if kb != nil {
+			d = &kb.Sibling
+		} else {
+			d = new(TortureDeep_Sibling)
+		}
+		c.Sibling = x.cloneTo(d)
+	}
+	if x := m.Shortcut; x != nil {
+		var d *TortureDeep_L1_L2_L3_L4
+		if kb != nil {
+			d = &kb.Shortcut
+		} else {
+			d = new(TortureDeep_L1_L2_L3_L4)
+		}
+		c.Shortcut = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1736,7 +1757,7 @@ func (m *TortureDeep_L1) Clone() *TortureDeep_L1 {
 func (m *TortureDeep_L1) cloneTo(c *TortureDeep_L1) *TortureDeep_L1 {
 	c.L2 = m.L2.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1767,7 +1788,7 @@ func (m *TortureDeep_L1_L2) cloneTo(c *TortureDeep_L1_L2) *TortureDeep_L1_L2 {
 		c.L4Map = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1794,7 +1815,7 @@ func (m *TortureDeep_L1_L2_L3) cloneTo(c *TortureDeep_L1_L2_L3) *TortureDeep_L1_
 		c.L4S = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1812,7 +1833,7 @@ func (m *TortureDeep_L1_L2_L3_L4) cloneTo(c *TortureDeep_L1_L2_L3_L4) *TortureDe
 	c.Mood = m.Mood
 	c.Leaf = m.Leaf
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1830,7 +1851,7 @@ func (m *TortureDeep_Sibling) cloneTo(c *TortureDeep_Sibling) *TortureDeep_Sibli
 	c.Mood = m.Mood
 	c.Moods = slices.Clone(m.Moods)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1912,7 +1933,7 @@ func (m *TortureMaps) cloneTo(c *TortureMaps) *TortureMaps {
 		c.L4Map = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1982,7 +2003,7 @@ func (m *TortureLists) cloneTo(c *TortureLists) *TortureLists {
 	}
 	c.ByteValues = fieldmap.CloneListFunc(m.ByteValues, fieldmap.CloneBytesValue)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2136,7 +2157,7 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) *TortureOneofs {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2169,7 +2190,7 @@ func (m *TortureOnlyOneof) cloneTo(c *TortureOnlyOneof) *TortureOnlyOneof {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2199,7 +2220,7 @@ func (m *TortureOnlyMap) cloneTo(c *TortureOnlyMap) *TortureOnlyMap {
 		c.Children = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2217,16 +2238,30 @@ func (m *TortureNumbers) cloneTo(c *TortureNumbers) *TortureNumbers {
 	c.Low = m.Low
 	c.Big = m.Big
 	c.AfterReserved = m.AfterReserved
+	var kb *_TortureNumbers_kids
 	if m.Max != nil && m.Child != nil {
-		kb := new(_TortureNumbers_kids)
-		c.Max = m.Max.cloneTo(&kb.Max)
-		c.Child = m.Child.cloneTo(&kb.Child)
-	} else {
-		c.Max = m.Max.Clone()
-		c.Child = m.Child.Clone()
+		kb = new(_TortureNumbers_kids)
+	}
+	if x := m.Max; x != nil {
+		var d *TortureNumbers
+		if kb != nil {
+			d = &kb.Max
+		} else {
+			d = new(TortureNumbers)
+		}
+		c.Max = x.cloneTo(d)
+	}
+	if x := m.Child; x != nil {
+		var d *TortureNumbersChild
+		if kb != nil {
+			d = &kb.Child
+		} else {
+			d = new(TortureNumbersChild)
+		}
+		c.Child = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2250,7 +2285,7 @@ func (m *TortureNumbersChild) cloneTo(c *TortureNumbersChild) *TortureNumbersChi
 	c.Value = m.Value
 	c.Deeper = m.Deeper.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2278,7 +2313,7 @@ func (m *TortureCycleA) cloneTo(c *TortureCycleA) *TortureCycleA {
 		c.Cs = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2296,7 +2331,7 @@ func (m *TortureCycleB) cloneTo(c *TortureCycleB) *TortureCycleB {
 	c.Count = m.Count
 	c.C = m.C.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2328,7 +2363,7 @@ func (m *TortureCycleC) cloneTo(c *TortureCycleC) *TortureCycleC {
 	}
 	c.Secret = m.Secret
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2529,7 +2564,7 @@ func (m *TortureWide) cloneTo(c *TortureWide) *TortureWide {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2584,7 +2619,7 @@ func (m *TortureKey) cloneTo(c *TortureKey) *TortureKey {
 		c.Keys = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2608,7 +2643,7 @@ func (m *TortureKeyValue) cloneTo(c *TortureKeyValue) *TortureKeyValue {
 	c.Color = m.Color
 	c.Big = m.Big
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2627,7 +2662,7 @@ func (m *TortureKeyPart) cloneTo(c *TortureKeyPart) *TortureKeyPart {
 	c.Id = m.Id
 	c.Leaf = m.Leaf.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2644,7 +2679,7 @@ func (m *TortureKeyLeaf) Clone() *TortureKeyLeaf {
 func (m *TortureKeyLeaf) cloneTo(c *TortureKeyLeaf) *TortureKeyLeaf {
 	c.N = m.N
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2661,7 +2696,7 @@ func (m *TortureEnumKey) Clone() *TortureEnumKey {
 func (m *TortureEnumKey) cloneTo(c *TortureEnumKey) *TortureEnumKey {
 	c.Mood = m.Mood
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2679,7 +2714,7 @@ func (m *TortureEmptyKey) cloneTo(c *TortureEmptyKey) *TortureEmptyKey {
 	c.Key = m.Key.Clone()
 	c.Name = m.Name
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2696,7 +2731,7 @@ func (m *TortureOptionalKey) Clone() *TortureOptionalKey {
 func (m *TortureOptionalKey) cloneTo(c *TortureOptionalKey) *TortureOptionalKey {
 	c.Key = fieldmap.ClonePtr(m.Key)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2802,27 +2837,33 @@ func (m *TortureNames) Equal(o *TortureNames) bool {
 	if !slices.Equal(m.Var, o.Var) {
 		return false
 	}
+	none := false
 	switch a := m.Select.(type) {
 	case *TortureNames_Chan:
 		if b, ok := o.Select.(*TortureNames_Chan); ok && a != nil && b != nil {
 			if a.Chan != b.Chan {
 				return false
 			}
-		} else if a != nil || _TortureNames_Select_isSet(o.Select) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureNames_Range:
 		if b, ok := o.Select.(*TortureNames_Range); ok && a != nil && b != nil {
 			if a.Range != b.Range {
 				return false
 			}
-		} else if a != nil || _TortureNames_Select_isSet(o.Select) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _TortureNames_Select_isSet(o.Select) {
-			return false
-		}
+		none = true
+	}
+	if none && _TortureNames_Select_isSet(o.Select) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -2925,7 +2966,7 @@ func (m *TortureDeep_L1_L2) Equal(o *TortureDeep_L1_L2) bool {
 		return false
 	}
 	for k, x := range m.L4Map {
-		if y, ok := o.L4Map[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDeep_L1_L2_L3_L4).Equal) {
+		if y, ok := o.L4Map[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -2947,7 +2988,7 @@ func (m *TortureDeep_L1_L2_L3) Equal(o *TortureDeep_L1_L2_L3) bool {
 		return false
 	}
 	for i, x := range m.L4S {
-		if y := o.L4S[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDeep_L1_L2_L3_L4).Equal) {
+		if y := o.L4S[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3006,12 +3047,12 @@ func (m *TortureMaps) Equal(o *TortureMaps) bool {
 		return false
 	}
 	for k, x := range m.LabelMap {
-		if y, ok := o.LabelMap[k]; !ok || x != y && !fieldmap.EqualElem(x, y, func(x, y *other.Label) bool {
+		if y, ok := o.LabelMap[k]; !ok || x != y && !(func(x, y *other.Label) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		}) {
+		})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3025,7 +3066,7 @@ func (m *TortureMaps) Equal(o *TortureMaps) bool {
 		return false
 	}
 	for k, x := range m.SelfMap {
-		if y, ok := o.SelfMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureMaps).Equal) {
+		if y, ok := o.SelfMap[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3036,7 +3077,7 @@ func (m *TortureMaps) Equal(o *TortureMaps) bool {
 		return false
 	}
 	for k, x := range m.EmptyMap {
-		if y, ok := o.EmptyMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Empty).Equal) {
+		if y, ok := o.EmptyMap[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3053,7 +3094,7 @@ func (m *TortureMaps) Equal(o *TortureMaps) bool {
 		return false
 	}
 	for k, x := range m.NamesMap {
-		if y, ok := o.NamesMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureNames).Equal) {
+		if y, ok := o.NamesMap[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3064,7 +3105,7 @@ func (m *TortureMaps) Equal(o *TortureMaps) bool {
 		return false
 	}
 	for k, x := range m.L4Map {
-		if y, ok := o.L4Map[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDeep_L1_L2_L3_L4).Equal) {
+		if y, ok := o.L4Map[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3101,7 +3142,7 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 		return false
 	}
 	for i, x := range m.Empties {
-		if y := o.Empties[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Empty).Equal) {
+		if y := o.Empties[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3109,7 +3150,7 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 		return false
 	}
 	for i, x := range m.Nested {
-		if y := o.Nested[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureLists).Equal) {
+		if y := o.Nested[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3123,7 +3164,7 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 		return false
 	}
 	for i, x := range m.Deeps {
-		if y := o.Deeps[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDeep).Equal) {
+		if y := o.Deeps[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3134,7 +3175,7 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 		return false
 	}
 	for k, x := range m.EmptyMap {
-		if y, ok := o.EmptyMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Empty).Equal) {
+		if y, ok := o.EmptyMap[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3173,158 +3214,196 @@ func (m *TortureOneofs) Equal(o *TortureOneofs) bool {
 	if !fieldmap.EqualPtr(m.OptColor, o.OptColor) {
 		return false
 	}
+	none := false
 	switch a := m.First.(type) {
 	case *TortureOneofs_FirstMood:
 		if b, ok := o.First.(*TortureOneofs_FirstMood); ok && a != nil && b != nil {
 			if a.FirstMood != b.FirstMood {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstBytes:
 		if b, ok := o.First.(*TortureOneofs_FirstBytes); ok && a != nil && b != nil {
 			if !bytes.Equal(a.FirstBytes, b.FirstBytes) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstDeep:
 		if b, ok := o.First.(*TortureOneofs_FirstDeep); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.FirstDeep, b.FirstDeep, (*TortureDeep).Equal) {
+			if x, y := a.FirstDeep, b.FirstDeep; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstFloat:
 		if b, ok := o.First.(*TortureOneofs_FirstFloat); ok && a != nil && b != nil {
 			if !fieldmap.EqualFloat32(a.FirstFloat, b.FirstFloat) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstDouble:
 		if b, ok := o.First.(*TortureOneofs_FirstDouble); ok && a != nil && b != nil {
 			if !fieldmap.EqualFloat64(a.FirstDouble, b.FirstDouble) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstSelf:
 		if b, ok := o.First.(*TortureOneofs_FirstSelf); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.FirstSelf, b.FirstSelf, (*TortureOneofs).Equal) {
+			if x, y := a.FirstSelf, b.FirstSelf; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstTime:
 		if b, ok := o.First.(*TortureOneofs_FirstTime); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.FirstTime, b.FirstTime, fieldmap.EqualTimestamp) {
+			if x, y := a.FirstTime, b.FirstTime; x != y && !fieldmap.EqualTimestamp(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstLabel:
 		if b, ok := o.First.(*TortureOneofs_FirstLabel); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.FirstLabel, b.FirstLabel, func(x, y *other.Label) bool {
+			if x, y := a.FirstLabel, b.FirstLabel; x != y && !(func(x, y *other.Label) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*other.Label]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstEmpty:
 		if b, ok := o.First.(*TortureOneofs_FirstEmpty); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.FirstEmpty, b.FirstEmpty, (*Empty).Equal) {
+			if x, y := a.FirstEmpty, b.FirstEmpty; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstSecret:
 		if b, ok := o.First.(*TortureOneofs_FirstSecret); ok && a != nil && b != nil {
 			if a.FirstSecret != b.FirstSecret {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstL4:
 		if b, ok := o.First.(*TortureOneofs_FirstL4); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.FirstL4, b.FirstL4, (*TortureDeep_L1_L2_L3_L4).Equal) {
+			if x, y := a.FirstL4, b.FirstL4; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstBool:
 		if b, ok := o.First.(*TortureOneofs_FirstBool); ok && a != nil && b != nil {
 			if a.FirstBool != b.FirstBool {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_FirstColor:
 		if b, ok := o.First.(*TortureOneofs_FirstColor); ok && a != nil && b != nil {
 			if a.FirstColor != b.FirstColor {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_First_isSet(o.First) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _TortureOneofs_First_isSet(o.First) {
-			return false
-		}
+		none = true
 	}
+	if none && _TortureOneofs_First_isSet(o.First) {
+		return false
+	}
+	none = false
 	switch a := m.Second.(type) {
 	case *TortureOneofs_SecondName:
 		if b, ok := o.Second.(*TortureOneofs_SecondName); ok && a != nil && b != nil {
 			if a.SecondName != b.SecondName {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_Second_isSet(o.Second) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_SecondSelf:
 		if b, ok := o.Second.(*TortureOneofs_SecondSelf); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.SecondSelf, b.SecondSelf, (*TortureOneofs).Equal) {
+			if x, y := a.SecondSelf, b.SecondSelf; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_Second_isSet(o.Second) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_SecondNum:
 		if b, ok := o.Second.(*TortureOneofs_SecondNum); ok && a != nil && b != nil {
 			if a.SecondNum != b.SecondNum {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_Second_isSet(o.Second) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOneofs_SecondSecret:
 		if b, ok := o.Second.(*TortureOneofs_SecondSecret); ok && a != nil && b != nil {
 			if !bytes.Equal(a.SecondSecret, b.SecondSecret) {
 				return false
 			}
-		} else if a != nil || _TortureOneofs_Second_isSet(o.Second) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _TortureOneofs_Second_isSet(o.Second) {
-			return false
-		}
+		none = true
+	}
+	if none && _TortureOneofs_Second_isSet(o.Second) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -3387,27 +3466,33 @@ func (m *TortureOnlyOneof) Equal(o *TortureOnlyOneof) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Only.(type) {
 	case *TortureOnlyOneof_OnlyName:
 		if b, ok := o.Only.(*TortureOnlyOneof_OnlyName); ok && a != nil && b != nil {
 			if a.OnlyName != b.OnlyName {
 				return false
 			}
-		} else if a != nil || _TortureOnlyOneof_Only_isSet(o.Only) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *TortureOnlyOneof_OnlySelf:
 		if b, ok := o.Only.(*TortureOnlyOneof_OnlySelf); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.OnlySelf, b.OnlySelf, (*TortureOnlyOneof).Equal) {
+			if x, y := a.OnlySelf, b.OnlySelf; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _TortureOnlyOneof_Only_isSet(o.Only) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _TortureOnlyOneof_Only_isSet(o.Only) {
-			return false
-		}
+		none = true
+	}
+	if none && _TortureOnlyOneof_Only_isSet(o.Only) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -3436,7 +3521,7 @@ func (m *TortureOnlyMap) Equal(o *TortureOnlyMap) bool {
 		return false
 	}
 	for k, x := range m.Children {
-		if y, ok := o.Children[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureOnlyMap).Equal) {
+		if y, ok := o.Children[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3504,7 +3589,7 @@ func (m *TortureCycleA) Equal(o *TortureCycleA) bool {
 		return false
 	}
 	for i, x := range m.Cs {
-		if y := o.Cs[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureCycleC).Equal) {
+		if y := o.Cs[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3543,7 +3628,7 @@ func (m *TortureCycleC) Equal(o *TortureCycleC) bool {
 		return false
 	}
 	for k, x := range m.Bs {
-		if y, ok := o.Bs[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureCycleB).Equal) {
+		if y, ok := o.Bs[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3942,7 +4027,7 @@ func (m *TortureKey) Equal(o *TortureKey) bool {
 		return false
 	}
 	for k, x := range m.ByName {
-		if y, ok := o.ByName[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureKeyValue).Equal) {
+		if y, ok := o.ByName[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3950,7 +4035,7 @@ func (m *TortureKey) Equal(o *TortureKey) bool {
 		return false
 	}
 	for k, x := range m.Deeps {
-		if y, ok := o.Deeps[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureDeep).Equal) {
+		if y, ok := o.Deeps[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -3958,7 +4043,7 @@ func (m *TortureKey) Equal(o *TortureKey) bool {
 		return false
 	}
 	for i, x := range m.Keys {
-		if y := o.Keys[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TortureKeyValue).Equal) {
+		if y := o.Keys[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

@@ -152,8 +152,10 @@ func (f *feature) message(mm *gen.Message) {
 		}
 		g.P("}")
 	}
+	// The copy of unknown fields is out of line: see
+	// fieldmap.CloneUnknownFields.
 	g.P("if ", m, ".unknownFields != nil {")
-	g.P(c, ".unknownFields = append(make([]byte, 0, len(", m, ".unknownFields)), ", m, ".unknownFields...)")
+	g.P(c, ".unknownFields = ", g.Fieldmap("CloneUnknownFields"), "(", m, ".unknownFields, ", g.Fieldmap("CloneUnknown"), ")")
 	g.P("}")
 	if ext {
 		// Extensions are copied by reflection, with the same care for -0
@@ -189,24 +191,33 @@ func (f *feature) kids(mm *gen.Message) []*protogen.Field {
 
 // kidBlock copies the sub-messages kids of mm: into one block (a struct
 // type declared after the method) when all of them are set, so that the
-// block holds no unused space, else each on its own.
+// block holds no unused space, else each on its own. Each sub-message's
+// cloneTo is called once, with the block's slot or a new message as its
+// destination, so that where the compiler inlines it its body is compiled
+// into the method once, not once for each way of allocating.
 func (f *feature) kidBlock(mm *gen.Message, kids []*protogen.Field, m, c string) {
 	g := f.g
 	cond := make([]string, len(kids))
 	for i, fd := range kids {
 		cond[i] = m + "." + fd.GoName + " != nil"
 	}
-	kb, typ := g.Local("kb"), f.kidType(mm)
+	kb, x, d, typ := g.Local("kb"), g.Local("x"), g.Local("d"), f.kidType(mm)
+	g.P("var ", kb, " *", typ)
 	g.P("if ", strings.Join(cond, " && "), " {")
-	g.P(kb, " := new(", typ, ")")
-	for _, fd := range kids {
-		g.P(c, ".", fd.GoName, " = ", m, ".", fd.GoName, ".cloneTo(&", kb, ".", fd.GoName, ")")
-	}
-	g.P("} else {")
-	for _, fd := range kids {
-		g.P(c, ".", fd.GoName, " = ", m, ".", fd.GoName, ".Clone()")
-	}
+	g.P(kb, " = new(", typ, ")")
 	g.P("}")
+	for _, fd := range kids {
+		elem := g.QualifiedGoIdent(fd.Message.GoIdent)
+		g.P("if ", x, " := ", m, ".", fd.GoName, "; ", x, " != nil {")
+		g.P("var ", d, " *", elem)
+		g.P("if ", kb, " != nil {")
+		g.P(d, " = &", kb, ".", fd.GoName)
+		g.P("} else {")
+		g.P(d, " = new(", elem, ")")
+		g.P("}")
+		g.P(c, ".", fd.GoName, " = ", x, ".cloneTo(", d, ")")
+		g.P("}")
+	}
 	f.pending = append(f.pending, func() {
 		g.P("// ", typ, " holds the sub-messages of a copy of a ", mm.Desc.Name(), " in one block.")
 		g.P("type ", typ, " struct {")

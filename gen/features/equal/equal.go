@@ -12,6 +12,8 @@
 package equal
 
 import (
+	"strings"
+
 	"google.golang.org/protobuf/compiler/protogen"
 
 	"github.com/edgekit/edgekit/gen"
@@ -66,28 +68,42 @@ func (f *feature) message(mm *gen.Message) {
 		f.notEqualReturn(fd, m+"."+fd.GoName, o+"."+fd.GoName)
 	}
 	f.flush()
-	for _, of := range oneofs(mm) {
+	// none is set when m holds no member of the oneof; o must then hold
+	// none either, which one call of the oneof's isSet function decides
+	// after the switch (one inlined copy of its type switch per oneof, not
+	// one per member).
+	none := g.Local("none")
+	for i, of := range oneofs(mm) {
+		if i == 0 {
+			g.P(none, " := false")
+		} else {
+			g.P(none, " = false")
+		}
 		g.P("switch ", a, " := ", m, ".", of.GoName, ".(type) {")
 		for _, fd := range of.Fields {
 			g.P("case ", g.OneofWrapper(fd), ":")
 			g.P("if ", b, ", ", ok, " := ", o, ".", of.GoName, ".(", g.OneofWrapper(fd), "); ", ok, " && ", a, " != nil && ", b, " != nil {")
 			if gen.IsMessage(fd) {
 				// The runtime reads a nil message in a wrapper as empty.
-				g.P("if !", g.Fieldmap("EqualElem"), "(", a, ".", fd.GoName, ", ", b, ".", fd.GoName, ", ", f.messageEqualFunc(fd.Message), ") {")
+				x, y := g.Local("x"), g.Local("y")
+				g.P("if ", x, ", ", y, " := ", a, ".", fd.GoName, ", ", b, ".", fd.GoName, "; ", x, " != ", y, " && ", f.elemDiffers(fd.Message, x, y), " {")
 				g.P("return false")
 				g.P("}")
 			} else {
 				f.notEqualReturn(fd, a+"."+fd.GoName, b+"."+fd.GoName)
 				f.flush()
 			}
-			g.P("} else if ", a, " != nil || ", isSetFunc(of), "(", o, ".", of.GoName, ") {")
+			g.P("} else if ", a, " != nil {")
 			g.P("return false")
+			g.P("} else {")
+			g.P(none, " = true")
 			g.P("}")
 		}
 		g.P("default:")
-		g.P("if ", isSetFunc(of), "(", o, ".", of.GoName, ") {")
-		g.P("return false")
+		g.P(none, " = true")
 		g.P("}")
+		g.P("if ", none, " && ", isSetFunc(of), "(", o, ".", of.GoName, ") {")
+		g.P("return false")
 		g.P("}")
 	}
 	if gen.HasExtensionRanges(mm.Message) {
@@ -176,15 +192,24 @@ func (f *feature) notEqualReturn(fd *protogen.Field, a, b string) {
 }
 
 // elemDiffers returns a condition true when x and y, two distinct messages
-// of type msg held in a list or map, differ; a nil message there reads as
-// an empty one. Lists and maps of messages are compared by inline loops:
-// no function value per element, and the Equal of a small message is
-// inlined into the loop.
+// of type msg held in a list, a map or a oneof, differ; a nil message there
+// reads as an empty one. Lists and maps of messages are compared by inline
+// loops: no function value per element, and the Equal of a small message
+// is inlined into the loop. The comparison is written once (where the
+// compiler inlines it, its body is compiled once); only when it fails and
+// one side is nil does the non-generic fieldmap.EqualNilElem decide.
 func (f *feature) elemDiffers(msg *protogen.Message, x, y string) string {
-	if f.local(msg) {
-		return "(" + x + " == nil || " + y + " == nil || !" + x + ".Equal(" + y + ")) && !" + f.g.Fieldmap("EqualElem") + "(" + x + ", " + y + ", " + f.messageEqualFunc(msg) + ")"
+	g := f.g
+	var eq string
+	switch fn := f.messageEqualFunc(msg); {
+	case f.local(msg):
+		eq = x + ".Equal(" + y + ")"
+	case strings.HasPrefix(fn, "func("):
+		eq = "(" + fn + ")(" + x + ", " + y + ")"
+	default:
+		eq = fn + "(" + x + ", " + y + ")"
 	}
-	return "!" + f.g.Fieldmap("EqualElem") + "(" + x + ", " + y + ", " + f.messageEqualFunc(msg) + ")"
+	return "!" + eq + " && (" + x + " != nil && " + y + " != nil || !" + g.Fieldmap("EqualNilElem") + "(" + x + ", " + y + "))"
 }
 
 // flush emits one statement returning false for each pending condition:

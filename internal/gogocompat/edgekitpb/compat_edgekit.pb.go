@@ -19,7 +19,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of SiteKey: dot-joined field numbers from SiteKey.
 const (
@@ -240,7 +240,7 @@ func (m *SiteKey) cloneTo(c *SiteKey) *SiteKey {
 	c.Organization = m.Organization
 	c.Name = m.Name
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -259,7 +259,7 @@ func (m *Location) cloneTo(c *Location) *Location {
 	c.Longitude = m.Longitude
 	c.Since = fieldmap.CloneTimestamp(m.Since)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -278,7 +278,7 @@ func (m *Resources) cloneTo(c *Resources) *Resources {
 	c.Vcpus = m.Vcpus
 	c.Labels = maps.Clone(m.Labels)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -297,7 +297,7 @@ func (m *Status) cloneTo(c *Status) *Status {
 	c.Step = m.Step
 	c.Messages = slices.Clone(m.Messages)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -342,17 +342,45 @@ func (m *Site) cloneTo(c *Site) *Site {
 	}
 	c.History = fieldmap.CloneListFunc(m.History, fieldmap.CloneTimestamp)
 	c.Revision = m.Revision
+	var kb *_Site_kids
 	if m.Key != nil && m.Location != nil && m.Quota != nil && m.Status != nil {
-		kb := new(_Site_kids)
-		c.Key = m.Key.cloneTo(&kb.Key)
-		c.Location = m.Location.cloneTo(&kb.Location)
-		c.Quota = m.Quota.cloneTo(&kb.Quota)
-		c.Status = m.Status.cloneTo(&kb.Status)
-	} else {
-		c.Key = m.Key.Clone()
-		c.Location = m.Location.Clone()
-		c.Quota = m.Quota.Clone()
-		c.Status = m.Status.Clone()
+		kb = new(_Site_kids)
+	}
+	if x := m.Key; x != nil {
+		var d *SiteKey
+		if kb != nil {
+			d = &kb.Key
+		} else {
+			d = new(SiteKey)
+		}
+		c.Key = x.cloneTo(d)
+	}
+	if x := m.Location; x != nil {
+		var d *Location
+		if kb != nil {
+			d = &kb.Location
+		} else {
+			d = new(Location)
+		}
+		c.Location = x.cloneTo(d)
+	}
+	if x := m.Quota; x != nil {
+		var d *Resources
+		if kb != nil {
+			d = &kb.Quota
+		} else {
+			d = new(Resources)
+		}
+		c.Quota = x.cloneTo(d)
+	}
+	if x := m.Status; x != nil {
+		var d *Status
+		if kb != nil {
+			d = &kb.Status
+		} else {
+			d = new(Status)
+		}
+		c.Status = x.cloneTo(d)
 	}
 	switch v := m.Platform.(type) {
 	case *Site_Kubeconfig:
@@ -372,7 +400,7 @@ func (m *Site) cloneTo(c *Site) *Site {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -486,7 +514,7 @@ func (m *Site) Equal(o *Site) bool {
 		return false
 	}
 	for i, x := range m.Flavors {
-		if y := o.Flavors[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Resources).Equal) {
+		if y := o.Flavors[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -506,7 +534,7 @@ func (m *Site) Equal(o *Site) bool {
 		return false
 	}
 	for k, x := range m.Pools {
-		if y, ok := o.Pools[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Resources).Equal) {
+		if y, ok := o.Pools[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -516,27 +544,33 @@ func (m *Site) Equal(o *Site) bool {
 	if m.Revision != o.Revision {
 		return false
 	}
+	none := false
 	switch a := m.Platform.(type) {
 	case *Site_Kubeconfig:
 		if b, ok := o.Platform.(*Site_Kubeconfig); ok && a != nil && b != nil {
 			if a.Kubeconfig != b.Kubeconfig {
 				return false
 			}
-		} else if a != nil || _Site_Platform_isSet(o.Platform) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Site_Vm:
 		if b, ok := o.Platform.(*Site_Vm); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Vm, b.Vm, (*Resources).Equal) {
+			if x, y := a.Vm, b.Vm; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Site_Platform_isSet(o.Platform) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Site_Platform_isSet(o.Platform) {
-			return false
-		}
+		none = true
+	}
+	if none && _Site_Platform_isSet(o.Platform) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -18,7 +18,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of ConnectRequest: dot-joined field numbers from ConnectRequest.
 const (
@@ -1870,7 +1870,7 @@ func (m *ConnectRequest) cloneTo(c *ConnectRequest) *ConnectRequest {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1890,7 +1890,7 @@ func (m *Hello) cloneTo(c *Hello) *Hello {
 	c.Instance = m.Instance
 	c.ResumeRevision = m.ResumeRevision
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1926,7 +1926,7 @@ func (m *Report) cloneTo(c *Report) *Report {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -1999,7 +1999,7 @@ func (m *ConnectResponse) cloneTo(c *ConnectResponse) *ConnectResponse {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2018,7 +2018,7 @@ func (m *SyncStart) cloneTo(c *SyncStart) *SyncStart {
 	c.KeepaliveInterval = fieldmap.CloneDuration(m.KeepaliveInterval)
 	c.Resumed = m.Resumed
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2037,7 +2037,7 @@ func (m *SyncEnd) cloneTo(c *SyncEnd) *SyncEnd {
 	c.Objects = m.Objects
 	c.Resumed = m.Resumed
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2089,7 +2089,7 @@ func (m *Update) cloneTo(c *Update) *Update {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2108,7 +2108,7 @@ func (m *ReportAck) cloneTo(c *ReportAck) *ReportAck {
 	c.Verdict = m.Verdict
 	c.Reason = m.Reason
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2124,7 +2124,7 @@ func (m *Keepalive) Clone() *Keepalive {
 // cloneTo makes c, a zero Keepalive, a deep copy of m, which is not nil, and returns c.
 func (m *Keepalive) cloneTo(c *Keepalive) *Keepalive {
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -2137,27 +2137,33 @@ func (m *ConnectRequest) Equal(o *ConnectRequest) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Msg.(type) {
 	case *ConnectRequest_Hello:
 		if b, ok := o.Msg.(*ConnectRequest_Hello); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Hello, b.Hello, (*Hello).Equal) {
+			if x, y := a.Hello, b.Hello; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectRequest_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ConnectRequest_Report:
 		if b, ok := o.Msg.(*ConnectRequest_Report); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Report, b.Report, (*Report).Equal) {
+			if x, y := a.Report, b.Report; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectRequest_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _ConnectRequest_Msg_isSet(o.Msg) {
-			return false
-		}
+		none = true
+	}
+	if none && _ConnectRequest_Msg_isSet(o.Msg) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -2216,63 +2222,73 @@ func (m *Report) Equal(o *Report) bool {
 	if !slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
+	none := false
 	switch a := m.Info.(type) {
 	case *Report_CloudletInfo:
 		if b, ok := o.Info.(*Report_CloudletInfo); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.CloudletInfo, b.CloudletInfo, func(x, y *edgeproto.CloudletInfo) bool {
+			if x, y := a.CloudletInfo, b.CloudletInfo; x != y && !(func(x, y *edgeproto.CloudletInfo) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletInfo]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Report_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Report_ClusterInstInfo:
 		if b, ok := o.Info.(*Report_ClusterInstInfo); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.ClusterInstInfo, b.ClusterInstInfo, func(x, y *edgeproto.ClusterInstInfo) bool {
+			if x, y := a.ClusterInstInfo, b.ClusterInstInfo; x != y && !(func(x, y *edgeproto.ClusterInstInfo) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterInstInfo]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Report_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Report_AppInstInfo:
 		if b, ok := o.Info.(*Report_AppInstInfo); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.AppInstInfo, b.AppInstInfo, func(x, y *edgeproto.AppInstInfo) bool {
+			if x, y := a.AppInstInfo, b.AppInstInfo; x != y && !(func(x, y *edgeproto.AppInstInfo) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstInfo]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Report_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Report_TrustPolicyException:
 		if b, ok := o.Info.(*Report_TrustPolicyException); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.TrustPolicyException, b.TrustPolicyException, func(x, y *edgeproto.TrustPolicyException) bool {
+			if x, y := a.TrustPolicyException, b.TrustPolicyException; x != y && !(func(x, y *edgeproto.TrustPolicyException) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyException]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Report_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Report_Info_isSet(o.Info) {
-			return false
-		}
+		none = true
+	}
+	if none && _Report_Info_isSet(o.Info) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -2301,51 +2317,63 @@ func (m *ConnectResponse) Equal(o *ConnectResponse) bool {
 	if m == nil || o == nil {
 		return false
 	}
+	none := false
 	switch a := m.Msg.(type) {
 	case *ConnectResponse_SyncStart:
 		if b, ok := o.Msg.(*ConnectResponse_SyncStart); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.SyncStart, b.SyncStart, (*SyncStart).Equal) {
+			if x, y := a.SyncStart, b.SyncStart; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectResponse_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ConnectResponse_Update:
 		if b, ok := o.Msg.(*ConnectResponse_Update); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Update, b.Update, (*Update).Equal) {
+			if x, y := a.Update, b.Update; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectResponse_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ConnectResponse_SyncEnd:
 		if b, ok := o.Msg.(*ConnectResponse_SyncEnd); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.SyncEnd, b.SyncEnd, (*SyncEnd).Equal) {
+			if x, y := a.SyncEnd, b.SyncEnd; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectResponse_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ConnectResponse_ReportAck:
 		if b, ok := o.Msg.(*ConnectResponse_ReportAck); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.ReportAck, b.ReportAck, (*ReportAck).Equal) {
+			if x, y := a.ReportAck, b.ReportAck; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectResponse_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ConnectResponse_Keepalive:
 		if b, ok := o.Msg.(*ConnectResponse_Keepalive); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Keepalive, b.Keepalive, (*Keepalive).Equal) {
+			if x, y := a.Keepalive, b.Keepalive; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ConnectResponse_Msg_isSet(o.Msg) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _ConnectResponse_Msg_isSet(o.Msg) {
-			return false
-		}
+		none = true
+	}
+	if none && _ConnectResponse_Msg_isSet(o.Msg) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }
@@ -2422,115 +2450,133 @@ func (m *Update) Equal(o *Update) bool {
 	if m.Revision != o.Revision {
 		return false
 	}
+	none := false
 	switch a := m.Object.(type) {
 	case *Update_Settings:
 		if b, ok := o.Object.(*Update_Settings); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Settings, b.Settings, func(x, y *edgeproto.Settings) bool {
+			if x, y := a.Settings, b.Settings; x != y && !(func(x, y *edgeproto.Settings) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.Settings]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_Flavor:
 		if b, ok := o.Object.(*Update_Flavor); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Flavor, b.Flavor, func(x, y *edgeproto.Flavor) bool {
+			if x, y := a.Flavor, b.Flavor; x != y && !(func(x, y *edgeproto.Flavor) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.Flavor]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_Cloudlet:
 		if b, ok := o.Object.(*Update_Cloudlet); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Cloudlet, b.Cloudlet, func(x, y *edgeproto.Cloudlet) bool {
+			if x, y := a.Cloudlet, b.Cloudlet; x != y && !(func(x, y *edgeproto.Cloudlet) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.Cloudlet]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_TrustPolicy:
 		if b, ok := o.Object.(*Update_TrustPolicy); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.TrustPolicy, b.TrustPolicy, func(x, y *edgeproto.TrustPolicy) bool {
+			if x, y := a.TrustPolicy, b.TrustPolicy; x != y && !(func(x, y *edgeproto.TrustPolicy) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicy]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_App:
 		if b, ok := o.Object.(*Update_App); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.App, b.App, func(x, y *edgeproto.App) bool {
+			if x, y := a.App, b.App; x != y && !(func(x, y *edgeproto.App) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.App]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_ClusterInst:
 		if b, ok := o.Object.(*Update_ClusterInst); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.ClusterInst, b.ClusterInst, func(x, y *edgeproto.ClusterInst) bool {
+			if x, y := a.ClusterInst, b.ClusterInst; x != y && !(func(x, y *edgeproto.ClusterInst) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterInst]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_AppInst:
 		if b, ok := o.Object.(*Update_AppInst); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.AppInst, b.AppInst, func(x, y *edgeproto.AppInst) bool {
+			if x, y := a.AppInst, b.AppInst; x != y && !(func(x, y *edgeproto.AppInst) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInst]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Update_TrustPolicyException:
 		if b, ok := o.Object.(*Update_TrustPolicyException); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.TrustPolicyException, b.TrustPolicyException, func(x, y *edgeproto.TrustPolicyException) bool {
+			if x, y := a.TrustPolicyException, b.TrustPolicyException; x != y && !(func(x, y *edgeproto.TrustPolicyException) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyException]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Update_Object_isSet(o.Object) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Update_Object_isSet(o.Object) {
-			return false
-		}
+		none = true
+	}
+	if none && _Update_Object_isSet(o.Object) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

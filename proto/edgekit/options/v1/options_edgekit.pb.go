@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of FileOptions: dot-joined field numbers from FileOptions.
 const (
@@ -106,7 +106,7 @@ func (m *FileOptions) Clone() *FileOptions {
 func (m *FileOptions) cloneTo(c *FileOptions) *FileOptions {
 	c.SkipFeatures = slices.Clone(m.SkipFeatures)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -124,7 +124,7 @@ func (m *MessageOptions) cloneTo(c *MessageOptions) *MessageOptions {
 	c.SkipFeatures = slices.Clone(m.SkipFeatures)
 	c.ListActions = m.ListActions
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -142,7 +142,7 @@ func (m *FieldOptions) cloneTo(c *FieldOptions) *FieldOptions {
 	c.ObjectKey = m.ObjectKey
 	c.Atomic = m.Atomic
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of RenewCertificateRequest: dot-joined field numbers from RenewCertificateRequest.
 const (
@@ -80,7 +80,7 @@ func (m *RenewCertificateRequest) Clone() *RenewCertificateRequest {
 func (m *RenewCertificateRequest) cloneTo(c *RenewCertificateRequest) *RenewCertificateRequest {
 	c.Csr = fieldmap.CloneBytes(m.Csr)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -97,7 +97,7 @@ func (m *RenewCertificateResponse) Clone() *RenewCertificateResponse {
 func (m *RenewCertificateResponse) cloneTo(c *RenewCertificateResponse) *RenewCertificateResponse {
 	c.Certificate = fieldmap.CloneBytes(m.Certificate)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

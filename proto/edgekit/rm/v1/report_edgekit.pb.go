@@ -17,7 +17,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Fence: dot-joined field numbers from Fence.
 const (
@@ -524,7 +524,7 @@ func (m *Fence) cloneTo(c *Fence) *Fence {
 	c.Key = m.Key
 	c.Revision = m.Revision
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -561,7 +561,7 @@ func (m *ReportInfoRequest) cloneTo(c *ReportInfoRequest) *ReportInfoRequest {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -580,7 +580,7 @@ func (m *ReportInfoResponse) cloneTo(c *ReportInfoResponse) *ReportInfoResponse 
 	c.Reason = m.Reason
 	c.ClaimReleased = m.ClaimReleased
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -619,63 +619,73 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 	if m.ReleaseClaim != o.ReleaseClaim {
 		return false
 	}
+	none := false
 	switch a := m.Info.(type) {
 	case *ReportInfoRequest_CloudletInfo:
 		if b, ok := o.Info.(*ReportInfoRequest_CloudletInfo); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.CloudletInfo, b.CloudletInfo, func(x, y *edgeproto.CloudletInfo) bool {
+			if x, y := a.CloudletInfo, b.CloudletInfo; x != y && !(func(x, y *edgeproto.CloudletInfo) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.CloudletInfo]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ReportInfoRequest_ClusterInstInfo:
 		if b, ok := o.Info.(*ReportInfoRequest_ClusterInstInfo); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.ClusterInstInfo, b.ClusterInstInfo, func(x, y *edgeproto.ClusterInstInfo) bool {
+			if x, y := a.ClusterInstInfo, b.ClusterInstInfo; x != y && !(func(x, y *edgeproto.ClusterInstInfo) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.ClusterInstInfo]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ReportInfoRequest_AppInstInfo:
 		if b, ok := o.Info.(*ReportInfoRequest_AppInstInfo); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.AppInstInfo, b.AppInstInfo, func(x, y *edgeproto.AppInstInfo) bool {
+			if x, y := a.AppInstInfo, b.AppInstInfo; x != y && !(func(x, y *edgeproto.AppInstInfo) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.AppInstInfo]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *ReportInfoRequest_TrustPolicyException:
 		if b, ok := o.Info.(*ReportInfoRequest_TrustPolicyException); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.TrustPolicyException, b.TrustPolicyException, func(x, y *edgeproto.TrustPolicyException) bool {
+			if x, y := a.TrustPolicyException, b.TrustPolicyException; x != y && !(func(x, y *edgeproto.TrustPolicyException) bool {
 				if e, ok := any(x).(fieldmap.Equaler[*edgeproto.TrustPolicyException]); ok {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x, y)
-			}) {
+			})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _ReportInfoRequest_Info_isSet(o.Info) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _ReportInfoRequest_Info_isSet(o.Info) {
-			return false
-		}
+		none = true
+	}
+	if none && _ReportInfoRequest_Info_isSet(o.Info) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of OrderKey: dot-joined field numbers from OrderKey.
 const (
@@ -120,7 +120,7 @@ func (m *OrderKey) cloneTo(c *OrderKey) *OrderKey {
 	c.Store = m.Store
 	c.Id = m.Id
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -149,7 +149,7 @@ func (m *Order) cloneTo(c *Order) *Order {
 	c.Note = m.Note
 	c.CardNumber = m.CardNumber
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -167,7 +167,7 @@ func (m *Line) cloneTo(c *Line) *Line {
 	c.Sku = m.Sku
 	c.Quantity = m.Quantity
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -204,7 +204,7 @@ func (m *Order) Equal(o *Order) bool {
 		return false
 	}
 	for i, x := range m.Lines {
-		if y := o.Lines[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Line).Equal) {
+		if y := o.Lines[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

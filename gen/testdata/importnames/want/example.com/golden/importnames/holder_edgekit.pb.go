@@ -31,7 +31,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Holder: dot-joined field numbers from Holder.
 const (
@@ -720,7 +720,7 @@ func (m_ *Holder) cloneTo(c_ *Holder) *Holder {
 		}
 	}
 	if m_.unknownFields != nil {
-		c_.unknownFields = append(make([]byte, 0, len(m_.unknownFields)), m_.unknownFields...)
+		c_.unknownFields = fieldmap.CloneUnknownFields(m_.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c_
 }
@@ -745,12 +745,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.WList {
-		if y := o_.WList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *w.Leaf) bool {
+		if y := o_.WList[i]; x_ != y && !(func(x_, y *w.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*w.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -758,12 +758,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.WMap {
-		if y, ok_ := o_.WMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *w.Leaf) bool {
+		if y, ok_ := o_.WMap[k]; !ok_ || x_ != y && !(func(x_, y *w.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*w.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -779,12 +779,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.AList {
-		if y := o_.AList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *a.Leaf) bool {
+		if y := o_.AList[i]; x_ != y && !(func(x_, y *a.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -792,12 +792,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.AMap {
-		if y, ok_ := o_.AMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *a.Leaf) bool {
+		if y, ok_ := o_.AMap[k]; !ok_ || x_ != y && !(func(x_, y *a.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -813,12 +813,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.BList {
-		if y := o_.BList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *b.Leaf) bool {
+		if y := o_.BList[i]; x_ != y && !(func(x_, y *b.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -826,12 +826,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.BMap {
-		if y, ok_ := o_.BMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *b.Leaf) bool {
+		if y, ok_ := o_.BMap[k]; !ok_ || x_ != y && !(func(x_, y *b.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -847,12 +847,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.OkList {
-		if y := o_.OkList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *ok.Leaf) bool {
+		if y := o_.OkList[i]; x_ != y && !(func(x_, y *ok.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -860,12 +860,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.OkMap {
-		if y, ok_ := o_.OkMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *ok.Leaf) bool {
+		if y, ok_ := o_.OkMap[k]; !ok_ || x_ != y && !(func(x_, y *ok.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -881,12 +881,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.D1List {
-		if y := o_.D1List[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *d1.Leaf) bool {
+		if y := o_.D1List[i]; x_ != y && !(func(x_, y *d1.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -894,12 +894,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.D1Map {
-		if y, ok_ := o_.D1Map[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *d1.Leaf) bool {
+		if y, ok_ := o_.D1Map[k]; !ok_ || x_ != y && !(func(x_, y *d1.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -915,12 +915,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.S1List {
-		if y := o_.S1List[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *s1.Leaf) bool {
+		if y := o_.S1List[i]; x_ != y && !(func(x_, y *s1.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -928,12 +928,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.S1Map {
-		if y, ok_ := o_.S1Map[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *s1.Leaf) bool {
+		if y, ok_ := o_.S1Map[k]; !ok_ || x_ != y && !(func(x_, y *s1.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -949,12 +949,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.Sv0List {
-		if y := o_.Sv0List[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *sv0.Leaf) bool {
+		if y := o_.Sv0List[i]; x_ != y && !(func(x_, y *sv0.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -962,12 +962,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.Sv0Map {
-		if y, ok_ := o_.Sv0Map[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *sv0.Leaf) bool {
+		if y, ok_ := o_.Sv0Map[k]; !ok_ || x_ != y && !(func(x_, y *sv0.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -983,12 +983,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.MList {
-		if y := o_.MList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *m.Leaf) bool {
+		if y := o_.MList[i]; x_ != y && !(func(x_, y *m.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -996,12 +996,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.MMap {
-		if y, ok_ := o_.MMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *m.Leaf) bool {
+		if y, ok_ := o_.MMap[k]; !ok_ || x_ != y && !(func(x_, y *m.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1017,12 +1017,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.SrcList {
-		if y := o_.SrcList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *src.Leaf) bool {
+		if y := o_.SrcList[i]; x_ != y && !(func(x_, y *src.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1030,12 +1030,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.SrcMap {
-		if y, ok_ := o_.SrcMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *src.Leaf) bool {
+		if y, ok_ := o_.SrcMap[k]; !ok_ || x_ != y && !(func(x_, y *src.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1051,12 +1051,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.FmList {
-		if y := o_.FmList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *fm.Leaf) bool {
+		if y := o_.FmList[i]; x_ != y && !(func(x_, y *fm.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1064,12 +1064,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.FmMap {
-		if y, ok_ := o_.FmMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *fm.Leaf) bool {
+		if y, ok_ := o_.FmMap[k]; !ok_ || x_ != y && !(func(x_, y *fm.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1085,12 +1085,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.AtList {
-		if y := o_.AtList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *at.Leaf) bool {
+		if y := o_.AtList[i]; x_ != y && !(func(x_, y *at.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1098,12 +1098,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.AtMap {
-		if y, ok_ := o_.AtMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *at.Leaf) bool {
+		if y, ok_ := o_.AtMap[k]; !ok_ || x_ != y && !(func(x_, y *at.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1119,12 +1119,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.CList {
-		if y := o_.CList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *c.Leaf) bool {
+		if y := o_.CList[i]; x_ != y && !(func(x_, y *c.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1132,12 +1132,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.CMap {
-		if y, ok_ := o_.CMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *c.Leaf) bool {
+		if y, ok_ := o_.CMap[k]; !ok_ || x_ != y && !(func(x_, y *c.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1153,12 +1153,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.OList {
-		if y := o_.OList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *o.Leaf) bool {
+		if y := o_.OList[i]; x_ != y && !(func(x_, y *o.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1166,12 +1166,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.OMap {
-		if y, ok_ := o_.OMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *o.Leaf) bool {
+		if y, ok_ := o_.OMap[k]; !ok_ || x_ != y && !(func(x_, y *o.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1187,12 +1187,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.XList {
-		if y := o_.XList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *x.Leaf) bool {
+		if y := o_.XList[i]; x_ != y && !(func(x_, y *x.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1200,12 +1200,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.XMap {
-		if y, ok_ := o_.XMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *x.Leaf) bool {
+		if y, ok_ := o_.XMap[k]; !ok_ || x_ != y && !(func(x_, y *x.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1221,12 +1221,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.VList {
-		if y := o_.VList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *v.Leaf) bool {
+		if y := o_.VList[i]; x_ != y && !(func(x_, y *v.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1234,12 +1234,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.VMap {
-		if y, ok_ := o_.VMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *v.Leaf) bool {
+		if y, ok_ := o_.VMap[k]; !ok_ || x_ != y && !(func(x_, y *v.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1255,12 +1255,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.BlkList {
-		if y := o_.BlkList[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *blk.Leaf) bool {
+		if y := o_.BlkList[i]; x_ != y && !(func(x_, y *blk.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1268,12 +1268,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.BlkMap {
-		if y, ok_ := o_.BlkMap[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *blk.Leaf) bool {
+		if y, ok_ := o_.BlkMap[k]; !ok_ || x_ != y && !(func(x_, y *blk.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1289,12 +1289,12 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for i, x_ := range m_.W1List {
-		if y := o_.W1List[i]; x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *w1.Leaf) bool {
+		if y := o_.W1List[i]; x_ != y && !(func(x_, y *w1.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
@@ -1302,249 +1302,287 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 		return false
 	}
 	for k, x_ := range m_.W1Map {
-		if y, ok_ := o_.W1Map[k]; !ok_ || x_ != y && !fieldmap.EqualElem(x_, y, func(x_, y *w1.Leaf) bool {
+		if y, ok_ := o_.W1Map[k]; !ok_ || x_ != y && !(func(x_, y *w1.Leaf) bool {
 			if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x_, y)
-		}) {
+		})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 			return false
 		}
 	}
+	none := false
 	switch a_ := m_.Pick.(type) {
 	case *Holder_WPick:
 		if b_, ok_ := o_.Pick.(*Holder_WPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.WPick, b_.WPick, func(x_, y *w.Leaf) bool {
+			if x_, y := a_.WPick, b_.WPick; x_ != y && !(func(x_, y *w.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*w.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_APick:
 		if b_, ok_ := o_.Pick.(*Holder_APick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.APick, b_.APick, func(x_, y *a.Leaf) bool {
+			if x_, y := a_.APick, b_.APick; x_ != y && !(func(x_, y *a.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*a.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_BPick:
 		if b_, ok_ := o_.Pick.(*Holder_BPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.BPick, b_.BPick, func(x_, y *b.Leaf) bool {
+			if x_, y := a_.BPick, b_.BPick; x_ != y && !(func(x_, y *b.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*b.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_OkPick:
 		if b_, ok_ := o_.Pick.(*Holder_OkPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.OkPick, b_.OkPick, func(x_, y *ok.Leaf) bool {
+			if x_, y := a_.OkPick, b_.OkPick; x_ != y && !(func(x_, y *ok.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*ok.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_D1Pick:
 		if b_, ok_ := o_.Pick.(*Holder_D1Pick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.D1Pick, b_.D1Pick, func(x_, y *d1.Leaf) bool {
+			if x_, y := a_.D1Pick, b_.D1Pick; x_ != y && !(func(x_, y *d1.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*d1.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_S1Pick:
 		if b_, ok_ := o_.Pick.(*Holder_S1Pick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.S1Pick, b_.S1Pick, func(x_, y *s1.Leaf) bool {
+			if x_, y := a_.S1Pick, b_.S1Pick; x_ != y && !(func(x_, y *s1.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*s1.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_Sv0Pick:
 		if b_, ok_ := o_.Pick.(*Holder_Sv0Pick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.Sv0Pick, b_.Sv0Pick, func(x_, y *sv0.Leaf) bool {
+			if x_, y := a_.Sv0Pick, b_.Sv0Pick; x_ != y && !(func(x_, y *sv0.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*sv0.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_MPick:
 		if b_, ok_ := o_.Pick.(*Holder_MPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.MPick, b_.MPick, func(x_, y *m.Leaf) bool {
+			if x_, y := a_.MPick, b_.MPick; x_ != y && !(func(x_, y *m.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*m.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_SrcPick:
 		if b_, ok_ := o_.Pick.(*Holder_SrcPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.SrcPick, b_.SrcPick, func(x_, y *src.Leaf) bool {
+			if x_, y := a_.SrcPick, b_.SrcPick; x_ != y && !(func(x_, y *src.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*src.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_FmPick:
 		if b_, ok_ := o_.Pick.(*Holder_FmPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.FmPick, b_.FmPick, func(x_, y *fm.Leaf) bool {
+			if x_, y := a_.FmPick, b_.FmPick; x_ != y && !(func(x_, y *fm.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*fm.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_AtPick:
 		if b_, ok_ := o_.Pick.(*Holder_AtPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.AtPick, b_.AtPick, func(x_, y *at.Leaf) bool {
+			if x_, y := a_.AtPick, b_.AtPick; x_ != y && !(func(x_, y *at.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*at.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_CPick:
 		if b_, ok_ := o_.Pick.(*Holder_CPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.CPick, b_.CPick, func(x_, y *c.Leaf) bool {
+			if x_, y := a_.CPick, b_.CPick; x_ != y && !(func(x_, y *c.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*c.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_OPick:
 		if b_, ok_ := o_.Pick.(*Holder_OPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.OPick, b_.OPick, func(x_, y *o.Leaf) bool {
+			if x_, y := a_.OPick, b_.OPick; x_ != y && !(func(x_, y *o.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*o.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_XPick:
 		if b_, ok_ := o_.Pick.(*Holder_XPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.XPick, b_.XPick, func(x_, y *x.Leaf) bool {
+			if x_, y := a_.XPick, b_.XPick; x_ != y && !(func(x_, y *x.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*x.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_VPick:
 		if b_, ok_ := o_.Pick.(*Holder_VPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.VPick, b_.VPick, func(x_, y *v.Leaf) bool {
+			if x_, y := a_.VPick, b_.VPick; x_ != y && !(func(x_, y *v.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*v.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_BlkPick:
 		if b_, ok_ := o_.Pick.(*Holder_BlkPick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.BlkPick, b_.BlkPick, func(x_, y *blk.Leaf) bool {
+			if x_, y := a_.BlkPick, b_.BlkPick; x_ != y && !(func(x_, y *blk.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*blk.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_W1Pick:
 		if b_, ok_ := o_.Pick.(*Holder_W1Pick); ok_ && a_ != nil && b_ != nil {
-			if !fieldmap.EqualElem(a_.W1Pick, b_.W1Pick, func(x_, y *w1.Leaf) bool {
+			if x_, y := a_.W1Pick, b_.W1Pick; x_ != y && !(func(x_, y *w1.Leaf) bool {
 				if e, ok_ := any(x_).(fieldmap.Equaler[*w1.Leaf]); ok_ {
 					return e.Equal(y)
 				}
 				return fieldmap.Equal(x_, y)
-			}) {
+			})(x_, y) && (x_ != nil && y != nil || !fieldmap.EqualNilElem(x_, y)) {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_Other:
 		if b_, ok_ := o_.Pick.(*Holder_Other); ok_ && a_ != nil && b_ != nil {
 			if a_.Other != b_.Other {
 				return false
 			}
-		} else if a_ != nil || _Holder_Pick_isSet(o_.Pick) {
+		} else if a_ != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Holder_Pick_isSet(o_.Pick) {
-			return false
-		}
+		none = true
+	}
+	if none && _Holder_Pick_isSet(o_.Pick) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m_.unknownFields, o_.unknownFields, fieldmap.EqualUnknown)
 }

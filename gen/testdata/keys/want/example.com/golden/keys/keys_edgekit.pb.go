@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of ThingKey: dot-joined field numbers from ThingKey.
 const (
@@ -116,7 +116,7 @@ func (m *ThingKey) cloneTo(c *ThingKey) *ThingKey {
 	c.Name = m.Name
 	c.Tier = m.Tier
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -134,7 +134,7 @@ func (m *Thing) cloneTo(c *Thing) *Thing {
 	c.Key = m.Key.Clone()
 	c.Password = m.Password
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -151,7 +151,7 @@ func (m *Named) Clone() *Named {
 func (m *Named) cloneTo(c *Named) *Named {
 	c.Id = m.Id
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Utf8Key: dot-joined field numbers from Utf8Key.
 const (
@@ -126,7 +126,7 @@ func (m *Utf8Key) cloneTo(c *Utf8Key) *Utf8Key {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -143,7 +143,7 @@ func (m *Utf8Thing) Clone() *Utf8Thing {
 func (m *Utf8Thing) cloneTo(c *Utf8Thing) *Utf8Thing {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -160,7 +160,7 @@ func (m *RawNamed) Clone() *RawNamed {
 func (m *RawNamed) cloneTo(c *RawNamed) *RawNamed {
 	c.Id = fieldmap.ClonePtr(m.Id)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

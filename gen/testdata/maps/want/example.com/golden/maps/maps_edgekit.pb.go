@@ -15,7 +15,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Value: dot-joined field numbers from Value.
 const (
@@ -86,7 +86,7 @@ func (m *Value) Clone() *Value {
 func (m *Value) cloneTo(c *Value) *Value {
 	c.Text = m.Text
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -119,7 +119,7 @@ func (m *Maps) cloneTo(c *Maps) *Maps {
 		c.Values = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -159,7 +159,7 @@ func (m *Maps) Equal(o *Maps) bool {
 		return false
 	}
 	for k, x := range m.Values {
-		if y, ok := o.Values[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Value).Equal) {
+		if y, ok := o.Values[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

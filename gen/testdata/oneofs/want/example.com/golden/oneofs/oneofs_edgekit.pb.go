@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Detail: dot-joined field numbers from Detail.
 const (
@@ -92,7 +92,7 @@ func (m *Detail) Clone() *Detail {
 func (m *Detail) cloneTo(c *Detail) *Detail {
 	c.Note = m.Note
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -138,7 +138,7 @@ func (m *Choice) cloneTo(c *Choice) *Choice {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -168,51 +168,63 @@ func (m *Choice) Equal(o *Choice) bool {
 	if m.Id != o.Id {
 		return false
 	}
+	none := false
 	switch a := m.Pick.(type) {
 	case *Choice_Text:
 		if b, ok := o.Pick.(*Choice_Text); ok && a != nil && b != nil {
 			if a.Text != b.Text {
 				return false
 			}
-		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Choice_Number:
 		if b, ok := o.Pick.(*Choice_Number); ok && a != nil && b != nil {
 			if a.Number != b.Number {
 				return false
 			}
-		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Choice_Detail:
 		if b, ok := o.Pick.(*Choice_Detail); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.Detail, b.Detail, (*Detail).Equal) {
+			if x, y := a.Detail, b.Detail; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Choice_Raw:
 		if b, ok := o.Pick.(*Choice_Raw); ok && a != nil && b != nil {
 			if !bytes.Equal(a.Raw, b.Raw) {
 				return false
 			}
-		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Choice_Ratio:
 		if b, ok := o.Pick.(*Choice_Ratio); ok && a != nil && b != nil {
 			if !fieldmap.EqualFloat64(a.Ratio, b.Ratio) {
 				return false
 			}
-		} else if a != nil || _Choice_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Choice_Pick_isSet(o.Pick) {
-			return false
-		}
+		none = true
+	}
+	if none && _Choice_Pick_isSet(o.Pick) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Node: dot-joined field numbers from Node.
 const (
@@ -118,16 +118,30 @@ func (m *Node) cloneTo(c *Node) *Node {
 		}
 		c.Children = out
 	}
+	var kb *_Node_kids
 	if m.Next != nil && m.Edge != nil {
-		kb := new(_Node_kids)
-		c.Next = m.Next.cloneTo(&kb.Next)
-		c.Edge = m.Edge.cloneTo(&kb.Edge)
-	} else {
-		c.Next = m.Next.Clone()
-		c.Edge = m.Edge.Clone()
+		kb = new(_Node_kids)
+	}
+	if x := m.Next; x != nil {
+		var d *Node
+		if kb != nil {
+			d = &kb.Next
+		} else {
+			d = new(Node)
+		}
+		c.Next = x.cloneTo(d)
+	}
+	if x := m.Edge; x != nil {
+		var d *Edge
+		if kb != nil {
+			d = &kb.Edge
+		} else {
+			d = new(Edge)
+		}
+		c.Edge = x.cloneTo(d)
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -151,7 +165,7 @@ func (m *Edge) cloneTo(c *Edge) *Edge {
 	c.Weight = m.Weight
 	c.To = m.To.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -174,7 +188,7 @@ func (m *Node) Equal(o *Node) bool {
 		return false
 	}
 	for i, x := range m.Children {
-		if y := o.Children[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Node).Equal) {
+		if y := o.Children[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

@@ -15,7 +15,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Item: dot-joined field numbers from Item.
 const (
@@ -92,7 +92,7 @@ func (m *Item) cloneTo(c *Item) *Item {
 	c.Name = m.Name
 	c.Weight = m.Weight
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -121,7 +121,7 @@ func (m *Lists) cloneTo(c *Lists) *Lists {
 		c.Items = out
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -164,7 +164,7 @@ func (m *Lists) Equal(o *Lists) bool {
 		return false
 	}
 	for i, x := range m.Items {
-		if y := o.Items[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Item).Equal) {
+		if y := o.Items[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}

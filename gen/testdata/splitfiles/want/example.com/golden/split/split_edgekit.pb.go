@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Holder: dot-joined field numbers from Holder.
 const (
@@ -129,13 +129,27 @@ func (m *Holder) cloneTo(c *Holder) *Holder {
 		}
 		c.PlainMap = out
 	}
+	var kb *_Holder_kids
 	if m.Ext != nil && m.Plain != nil {
-		kb := new(_Holder_kids)
-		c.Ext = m.Ext.cloneTo(&kb.Ext)
-		c.Plain = m.Plain.cloneTo(&kb.Plain)
-	} else {
-		c.Ext = m.Ext.Clone()
-		c.Plain = m.Plain.Clone()
+		kb = new(_Holder_kids)
+	}
+	if x := m.Ext; x != nil {
+		var d *Extensible
+		if kb != nil {
+			d = &kb.Ext
+		} else {
+			d = new(Extensible)
+		}
+		c.Ext = x.cloneTo(d)
+	}
+	if x := m.Plain; x != nil {
+		var d *Plain
+		if kb != nil {
+			d = &kb.Plain
+		} else {
+			d = new(Plain)
+		}
+		c.Plain = x.cloneTo(d)
 	}
 	switch v := m.Pick.(type) {
 	case *Holder_PickExt:
@@ -162,7 +176,7 @@ func (m *Holder) cloneTo(c *Holder) *Holder {
 		}
 	}
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -188,7 +202,7 @@ func (m *Holder) Equal(o *Holder) bool {
 		return false
 	}
 	for i, x := range m.Exts {
-		if y := o.Exts[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Extensible).Equal) {
+		if y := o.Exts[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -196,7 +210,7 @@ func (m *Holder) Equal(o *Holder) bool {
 		return false
 	}
 	for k, x := range m.ExtMap {
-		if y, ok := o.ExtMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Extensible).Equal) {
+		if y, ok := o.ExtMap[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -207,7 +221,7 @@ func (m *Holder) Equal(o *Holder) bool {
 		return false
 	}
 	for i, x := range m.Plains {
-		if y := o.Plains[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Plain).Equal) {
+		if y := o.Plains[i]; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
@@ -215,31 +229,37 @@ func (m *Holder) Equal(o *Holder) bool {
 		return false
 	}
 	for k, x := range m.PlainMap {
-		if y, ok := o.PlainMap[k]; !ok || x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Plain).Equal) {
+		if y, ok := o.PlainMap[k]; !ok || x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
+	none := false
 	switch a := m.Pick.(type) {
 	case *Holder_PickExt:
 		if b, ok := o.Pick.(*Holder_PickExt); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.PickExt, b.PickExt, (*Extensible).Equal) {
+			if x, y := a.PickExt, b.PickExt; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Holder_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	case *Holder_PickPlain:
 		if b, ok := o.Pick.(*Holder_PickPlain); ok && a != nil && b != nil {
-			if !fieldmap.EqualElem(a.PickPlain, b.PickPlain, (*Plain).Equal) {
+			if x, y := a.PickPlain, b.PickPlain; x != y && !x.Equal(y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 				return false
 			}
-		} else if a != nil || _Holder_Pick_isSet(o.Pick) {
+		} else if a != nil {
 			return false
+		} else {
+			none = true
 		}
 	default:
-		if _Holder_Pick_isSet(o.Pick) {
-			return false
-		}
+		none = true
+	}
+	if none && _Holder_Pick_isSet(o.Pick) {
+		return false
 	}
 	return fieldmap.EqualUnknownFields(m.unknownFields, o.unknownFields, fieldmap.EqualUnknown)
 }

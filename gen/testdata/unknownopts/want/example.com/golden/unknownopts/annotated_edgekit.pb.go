@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Annotated: dot-joined field numbers from Annotated.
 const (
@@ -80,7 +80,7 @@ func (m *Annotated) cloneTo(c *Annotated) *Annotated {
 	c.Name = m.Name
 	c.Inner = m.Inner.Clone()
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -97,7 +97,7 @@ func (m *Inner) Clone() *Inner {
 func (m *Inner) cloneTo(c *Inner) *Inner {
 	c.V = m.V
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

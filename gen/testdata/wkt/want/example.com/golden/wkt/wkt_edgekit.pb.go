@@ -18,7 +18,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Times: dot-joined field numbers from Times.
 const (
@@ -76,7 +76,7 @@ func (m *Times) cloneTo(c *Times) *Times {
 	c.Payload = fieldmap.CloneAny(m.Payload)
 	c.History = fieldmap.CloneListFunc(m.History, fieldmap.CloneTimestamp)
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }

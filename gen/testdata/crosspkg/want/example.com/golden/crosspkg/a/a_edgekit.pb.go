@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of Holder: dot-joined field numbers from Holder.
 const (
@@ -74,7 +74,7 @@ func (m *Holder) cloneTo(c *Holder) *Holder {
 	c.Many = fieldmap.CloneListFunc(m.Many, fieldmap.Clone[*b.Shared])
 	c.Kind = m.Kind
 	if m.unknownFields != nil {
-		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+		c.unknownFields = fieldmap.CloneUnknownFields(m.unknownFields, fieldmap.CloneUnknown)
 	}
 	return c
 }
@@ -99,12 +99,12 @@ func (m *Holder) Equal(o *Holder) bool {
 		return false
 	}
 	for i, x := range m.Many {
-		if y := o.Many[i]; x != y && !fieldmap.EqualElem(x, y, func(x, y *b.Shared) bool {
+		if y := o.Many[i]; x != y && !(func(x, y *b.Shared) bool {
 			if e, ok := any(x).(fieldmap.Equaler[*b.Shared]); ok {
 				return e.Equal(y)
 			}
 			return fieldmap.Equal(x, y)
-		}) {
+		})(x, y) && (x != nil && y != nil || !fieldmap.EqualNilElem(x, y)) {
 			return false
 		}
 	}
