@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of SlicePort: dot-joined field numbers from SlicePort.
 const (
@@ -110,7 +110,7 @@ var _SliceInstance_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SliceInstance{}),
 	{Number: 2, Name: "image", Off: unsafe.Offsetof(SliceInstance{}.Image), Op: fieldmap.OpString},
 	{Number: 3, Name: "args", Kind: fieldmap.KindList, Off: unsafe.Offsetof(SliceInstance{}.Args), Op: fieldmap.OpListString},
 	{Number: 4, Name: "env", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(SliceInstance{}.Env)}},
-	{Number: 5, Name: "ports", Kind: fieldmap.KindList, Sub: _SlicePort_shape, Value: &fieldmap.MessageList[*SlicePort]{Off: unsafe.Offsetof(SliceInstance{}.Ports)}},
+	{Number: 5, Name: "ports", Kind: fieldmap.KindList, Sub: _SlicePort_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(SliceInstance{}.Ports), Eq: (*SlicePort).Equal, Size: unsafe.Sizeof(SlicePort{})}},
 	{Number: 6, Name: "cpu", Off: unsafe.Offsetof(SliceInstance{}.Cpu), Op: fieldmap.OpInt64},
 	{Number: 7, Name: "memory", Off: unsafe.Offsetof(SliceInstance{}.Memory), Op: fieldmap.OpInt64},
 	{Number: 8, Name: "health_check_path", Off: unsafe.Offsetof(SliceInstance{}.HealthCheckPath), Op: fieldmap.OpString},

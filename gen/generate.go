@@ -273,10 +273,10 @@ func writeHeader(plugin *protogen.Plugin, g *GeneratedFile) {
 
 // SupportConst is the fieldmap constant every generated file refers to:
 // each fieldmap release that supports the code this generator emits has it
-// (see fieldmap.SupportPackageIsVersion4), so that compiling against an
+// (see fieldmap.SupportPackageIsVersion5), so that compiling against an
 // older runtime fails naming it. Bump its version when generated code
 // starts to need runtime API that an older fieldmap lacks.
-const SupportConst = "SupportPackageIsVersion4"
+const SupportConst = "SupportPackageIsVersion5"
 
 func compilerVersion(plugin *protogen.Plugin) string {
 	v := plugin.Request.GetCompilerVersion()

@@ -23,7 +23,7 @@ const goldenModule = "example.com"
 // output for the case's protos, and runs go vet on it once: a golden file
 // that does not compile or vet fails the test, named by its path under
 // testdata. Then it compiles one case against a fieldmap without
-// fieldmap.SupportPackageIsVersion4, as an older runtime is, and expects
+// fieldmap.SupportPackageIsVersion5, as an older runtime is, and expects
 // the build to fail naming that constant.
 func TestGoldenCompiles(t *testing.T) {
 	t.Parallel()

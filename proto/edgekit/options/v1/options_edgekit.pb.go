@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion4
+const _ = fieldmap.SupportPackageIsVersion5
 
 // Field flags of FileOptions: dot-joined field numbers from FileOptions.
 const (
