@@ -299,17 +299,14 @@ func (v *EqMessage) get(m unsafe.Pointer) unsafe.Pointer { return *field[unsafe.
 func (v *EqMessage) check() bool { return checkEq(v.Eq) }
 
 // EqMessageList is the Value of a list of messages compared with Eq, whose
-// Go struct has Size bytes: a nil element equals an empty message.
+// Go struct has Size bytes (checked against Eq's type when the shape is
+// prepared): a nil element equals an empty message.
 type EqMessageList struct {
 	notMessage
 	Off  uintptr
 	Eq   any
 	Size uintptr
 }
-
-// zeroMessages is read as the empty message a nil list element stands for,
-// when the message's struct fits in it.
-var zeroMessages [512]uint64
 
 func (v *EqMessageList) equal(a, b unsafe.Pointer) bool {
 	la, lb := *field[[]unsafe.Pointer](a, v.Off), *field[[]unsafe.Pointer](b, v.Off)
@@ -323,10 +320,10 @@ func (v *EqMessageList) equal(a, b unsafe.Pointer) bool {
 			if x == y {
 				continue
 			}
-			zero := unsafe.Pointer(&zeroMessages)
-			if v.Size > unsafe.Sizeof(zeroMessages) {
-				zero = unsafe.Pointer(&make([]uint64, (v.Size+7)/8)[0])
-			}
+			// A fresh empty message of the element type, not a shared
+			// zero block: an Eq that falls back to proto.Equal stores the
+			// message's runtime state into it.
+			zero := reflect.New(reflect.TypeOf(v.Eq).In(0).Elem()).UnsafePointer()
 			if x == nil {
 				x = zero
 			} else {
@@ -340,7 +337,9 @@ func (v *EqMessageList) equal(a, b unsafe.Pointer) bool {
 	return true
 }
 
-func (v *EqMessageList) check() bool { return checkEq(v.Eq) && v.Size > 0 }
+func (v *EqMessageList) check() bool {
+	return checkEq(v.Eq) && reflect.TypeOf(v.Eq).In(0).Elem().Size() == v.Size
+}
 
 // OpMember is the Value of a oneof member of a scalar, enum, string or bytes
 // kind whose wrapper type is Wrapper's, the oneof field being at Off: Op

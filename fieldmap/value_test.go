@@ -84,17 +84,41 @@ func TestEqMessageList(t *testing.T) {
 			t.Errorf("%s: equal = %v, want %v", c.name, got, c.want)
 		}
 	}
-	// A message larger than the shared zero block reads a fresh one.
 	if !veq(vBig, &vholder{Big: []*vbig{nil}}, &vholder{Big: []*vbig{{}}}) {
 		t.Error("large message: a nil element differs from an empty message")
 	}
 	if veq(vBig, &vholder{Big: []*vbig{nil}}, &vholder{Big: []*vbig{{N: 1}}}) {
 		t.Error("large message: a nil element equals a non-empty message")
 	}
-	if zeroMessages != [len(zeroMessages)]uint64{} {
-		t.Fatal("the shared zero block was written")
+	// Eq may write into the empty message a nil element stands for (an Eq
+	// that falls back to proto.Equal stores the message's runtime state):
+	// each comparison gets a fresh one.
+	lazy := &EqMessageList{Off: unsafe.Offsetof(vlazyHolder{}.List), Eq: (*vlazy).Equal, Size: unsafe.Sizeof(vlazy{})}
+	for i := range 3 {
+		a, b := &vlazyHolder{List: []*vlazy{nil}}, &vlazyHolder{List: []*vlazy{{}}}
+		if !lazy.equal(unsafe.Pointer(a), unsafe.Pointer(b)) || !lazy.equal(unsafe.Pointer(b), unsafe.Pointer(a)) {
+			t.Fatalf("comparison %d: a nil element differs from an empty message after Eq wrote into an empty one", i)
+		}
 	}
 }
+
+// vlazy's Equal marks its receiver, as proto.Equal initializes the state of
+// a message it first sees, and compares the marks too.
+type vlazy struct {
+	mark int64
+	N    int64
+}
+
+func (m *vlazy) Equal(o *vlazy) bool {
+	if m == nil || o == nil {
+		return m == o
+	}
+	r := m.N == o.N && m.mark == o.mark
+	m.mark = 1
+	return r
+}
+
+type vlazyHolder struct{ List []*vlazy }
 
 func TestEqMessage(t *testing.T) {
 	if !veq(vOne, &vholder{}, &vholder{}) || veq(vOne, &vholder{}, &vholder{One: &vmsg{}}) ||
@@ -175,6 +199,7 @@ func TestValueCheck(t *testing.T) {
 		{"Eq over two types", &EqMessage{Eq: func(a *vmsg, b *vbig) bool { return false }}},
 		{"no Eq", &EqMessageList{Size: 8}},
 		{"no Size", &EqMessageList{Eq: (*vmsg).Equal}},
+		{"Size of another type", &EqMessageList{Eq: (*vmsg).Equal, Size: unsafe.Sizeof(vbig{})}},
 		{"Wrapper not a pointer", &OpMember{Wrapper: vholderNum{}, Op: OpFloat64}},
 		{"Op of a list", &OpMember{Wrapper: (*vholderNum)(nil), Op: OpListString}},
 		{"no Wrapper", &EqMember{Eq: (*vmsg).Equal}},
