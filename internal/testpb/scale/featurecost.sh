@@ -17,6 +17,9 @@
 # With FUNCS=1 it also prints, per package and variant, the functions the
 # compiler emits for the package (-gcflags=-S: generic instantiations and
 # wrappers included) and the sum of their sizes.
+# With RESULTS=file it writes every round's figures there (package,
+# variant, CPU seconds, archive bytes; a line each, rounds in order), so
+# that variants can be compared round by round.
 # Needs buf (make tools).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -80,6 +83,7 @@ for r in $(seq "$rounds"); do
 		done
 	done >>"$tmp/results"
 done
+if [[ -n ${RESULTS:-} ]]; then cp "$tmp/results" "$RESULTS"; fi
 printf '%-10s %-10s %12s %8s %12s  %s\n' package variant "compile CPU" "vs none" archive "runs, sorted"
 for p in edgeproto fluidos; do
 	base=""
