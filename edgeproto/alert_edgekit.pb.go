@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	bits "math/bits"
 	unsafe "unsafe"
 )
@@ -74,8 +73,8 @@ var _Alert_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Alert{}), Fields: []field
 	{Number: 6, Name: "threshold", Off: unsafe.Offsetof(Alert{}.Threshold), Op: fieldmap.OpInt32},
 	{Number: 7, Name: "usage_percent", Off: unsafe.Offsetof(Alert{}.UsagePercent), Op: fieldmap.OpUint32},
 	{Number: 8, Name: "description", Off: unsafe.Offsetof(Alert{}.Description), Op: fieldmap.OpString},
-	{Number: 9, Name: "active_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Alert{}.ActiveAt)}},
-	{Number: 10, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Alert{}.UpdatedAt)}},
+	{Number: 9, Name: "active_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Alert{}.ActiveAt), Eq: fieldmap.EqualTimestamp}},
+	{Number: 10, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Alert{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 }}
 
 var _Alert_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Alert", _Alert_shape, false)

@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
@@ -171,20 +170,20 @@ var _App_shape = &fieldmap.Shape{Size: unsafe.Sizeof(App{}), Fields: []fieldmap.
 	{Number: 3, Name: "image_path", Off: unsafe.Offsetof(App{}.ImagePath), Op: fieldmap.OpString},
 	{Number: 4, Name: "deployment", Off: unsafe.Offsetof(App{}.Deployment), Op: fieldmap.OpString},
 	{Number: 5, Name: "access_ports", Off: unsafe.Offsetof(App{}.AccessPorts), Op: fieldmap.OpString},
-	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _Port_shape, Value: &fieldmap.MessageList[*Port]{Off: unsafe.Offsetof(App{}.Ports)}},
+	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _Port_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(App{}.Ports), Eq: (*Port).Equal, Size: unsafe.Sizeof(Port{})}},
 	{Number: 7, Name: "command", Off: unsafe.Offsetof(App{}.Command), Op: fieldmap.OpString},
 	{Number: 8, Name: "args", Kind: fieldmap.KindList, Off: unsafe.Offsetof(App{}.Args), Op: fieldmap.OpListString},
-	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _ConfigFile_shape, Value: &fieldmap.MessageList[*ConfigFile]{Off: unsafe.Offsetof(App{}.Configs)}},
-	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _EnvVar_shape, Value: &fieldmap.MessageList[*EnvVar]{Off: unsafe.Offsetof(App{}.EnvVars)}},
+	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _ConfigFile_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(App{}.Configs), Eq: (*ConfigFile).Equal, Size: unsafe.Sizeof(ConfigFile{})}},
+	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _EnvVar_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(App{}.EnvVars), Eq: (*EnvVar).Equal, Size: unsafe.Sizeof(EnvVar{})}},
 	{Number: 11, Name: "health_check", Off: unsafe.Offsetof(App{}.HealthCheck), Op: fieldmap.OpInt32},
 	{Number: 12, Name: "health_check_path", Off: unsafe.Offsetof(App{}.HealthCheckPath), Op: fieldmap.OpString},
 	{Number: 13, Name: "default_flavor", Off: unsafe.Offsetof(App{}.DefaultFlavor), Op: fieldmap.OpString},
 	{Number: 14, Name: "deployment_manifest", Off: unsafe.Offsetof(App{}.DeploymentManifest), Op: fieldmap.OpString},
-	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(App{}.RequiredOutboundConnections)}},
+	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(App{}.RequiredOutboundConnections), Eq: (*SecurityRule).Equal, Size: unsafe.Sizeof(SecurityRule{})}},
 	{Number: 16, Name: "trusted", Off: unsafe.Offsetof(App{}.Trusted), Op: fieldmap.OpBool},
 	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(App{}.Annotations)}},
-	{Number: 18, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(App{}.CreatedAt)}},
-	{Number: 19, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(App{}.UpdatedAt)}},
+	{Number: 18, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(App{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
+	{Number: 19, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(App{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 20, Name: "access_type", Off: unsafe.Offsetof(App{}.AccessType), Op: fieldmap.OpInt32},
 }}
 

@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
@@ -44,7 +43,7 @@ var _AppInstRuntime_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstRuntime{}
 	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.ContainerIds), Op: fieldmap.OpListString},
 	{Number: 2, Name: "pids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.Pids), Op: fieldmap.OpListInt64},
 	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.Ports), Op: fieldmap.OpListUint32},
-	{Number: 4, Name: "endpoints", Kind: fieldmap.KindList, Sub: _ServiceEndpoint_shape, Value: &fieldmap.MessageList[*ServiceEndpoint]{Off: unsafe.Offsetof(AppInstRuntime{}.Endpoints)}},
+	{Number: 4, Name: "endpoints", Kind: fieldmap.KindList, Sub: _ServiceEndpoint_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(AppInstRuntime{}.Endpoints), Eq: (*ServiceEndpoint).Equal, Size: unsafe.Sizeof(ServiceEndpoint{})}},
 }}
 
 var _AppInstRuntime_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstRuntime", _AppInstRuntime_shape, false)
@@ -147,13 +146,13 @@ var _AppInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInst{}), Fields: []f
 	{Number: 6, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInst{}.Errors), Op: fieldmap.OpListString},
 	{Number: 7, Name: "crm_override", Off: unsafe.Offsetof(AppInst{}.CrmOverride), Op: fieldmap.OpInt32},
 	{Number: 8, Name: "uri", Off: unsafe.Offsetof(AppInst{}.Uri), Op: fieldmap.OpString},
-	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _Port_shape, Value: &fieldmap.MessageList[*Port]{Off: unsafe.Offsetof(AppInst{}.MappedPorts)}},
+	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _Port_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(AppInst{}.MappedPorts), Eq: (*Port).Equal, Size: unsafe.Sizeof(Port{})}},
 	{Number: 10, Name: "flavor", Off: unsafe.Offsetof(AppInst{}.Flavor), Op: fieldmap.OpString},
 	{Number: 11, Name: "power_state", Off: unsafe.Offsetof(AppInst{}.PowerState), Op: fieldmap.OpInt32},
 	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(AppInst{}.RuntimeInfo)}},
 	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(AppInst{}.Annotations)}},
-	{Number: 14, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInst{}.CreatedAt)}},
-	{Number: 15, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInst{}.UpdatedAt)}},
+	{Number: 14, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(AppInst{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
+	{Number: 15, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(AppInst{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 16, Name: "request_id", Off: unsafe.Offsetof(AppInst{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
@@ -235,7 +234,7 @@ var _AppInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstInfo{}), Fie
 	{Number: 6, Name: "power_state", Off: unsafe.Offsetof(AppInstInfo{}.PowerState), Op: fieldmap.OpInt32},
 	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(AppInstInfo{}.RuntimeInfo)}},
 	{Number: 8, Name: "uri", Off: unsafe.Offsetof(AppInstInfo{}.Uri), Op: fieldmap.OpString},
-	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInstInfo{}.UpdatedAt)}},
+	{Number: 9, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(AppInstInfo{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 10, Name: "request_id", Off: unsafe.Offsetof(AppInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 

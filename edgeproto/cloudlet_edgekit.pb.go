@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
@@ -139,7 +138,7 @@ var _Cloudlet_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Cloudlet{}), Fields: [
 	{Number: 4, Name: "platform_type", Off: unsafe.Offsetof(Cloudlet{}.PlatformType), Op: fieldmap.OpString},
 	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Cloudlet{}.Location)}},
 	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Cloudlet{}.FlavorNames), Op: fieldmap.OpListString},
-	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _ResourceQuota_shape, Value: &fieldmap.MessageList[*ResourceQuota]{Off: unsafe.Offsetof(Cloudlet{}.ResourceQuotas)}},
+	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _ResourceQuota_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Cloudlet{}.ResourceQuotas), Eq: (*ResourceQuota).Equal, Size: unsafe.Sizeof(ResourceQuota{})}},
 	{Number: 8, Name: "default_resource_alert_threshold", Off: unsafe.Offsetof(Cloudlet{}.DefaultResourceAlertThreshold), Op: fieldmap.OpInt32},
 	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Cloudlet{}.EnvVars)}},
 	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _PlatformConfig_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Cloudlet{}.Config)}},
@@ -152,8 +151,8 @@ var _Cloudlet_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Cloudlet{}), Fields: [
 	{Number: 17, Name: "crm_override", Off: unsafe.Offsetof(Cloudlet{}.CrmOverride), Op: fieldmap.OpInt32},
 	{Number: 18, Name: "physical_name", Off: unsafe.Offsetof(Cloudlet{}.PhysicalName), Op: fieldmap.OpString},
 	{Number: 19, Name: "num_dynamic_ips", Off: unsafe.Offsetof(Cloudlet{}.NumDynamicIps), Op: fieldmap.OpInt32},
-	{Number: 20, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Cloudlet{}.CreatedAt)}},
-	{Number: 21, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Cloudlet{}.UpdatedAt)}},
+	{Number: 20, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Cloudlet{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
+	{Number: 21, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Cloudlet{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 22, Name: "request_id", Off: unsafe.Offsetof(Cloudlet{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
@@ -266,16 +265,16 @@ var _CloudletInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletInfo{}), F
 	{Number: 5, Name: "controller", Off: unsafe.Offsetof(CloudletInfo{}.Controller), Op: fieldmap.OpString},
 	{Number: 6, Name: "compatibility_version", Off: unsafe.Offsetof(CloudletInfo{}.CompatibilityVersion), Op: fieldmap.OpUint32},
 	{Number: 7, Name: "release_version", Off: unsafe.Offsetof(CloudletInfo{}.ReleaseVersion), Op: fieldmap.OpString},
-	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _FlavorInfo_shape, Value: &fieldmap.MessageList[*FlavorInfo]{Off: unsafe.Offsetof(CloudletInfo{}.Flavors)}},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _FlavorInfo_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(CloudletInfo{}.Flavors), Eq: (*FlavorInfo).Equal, Size: unsafe.Sizeof(FlavorInfo{})}},
 	{Number: 9, Name: "controller_cache_received", Off: unsafe.Offsetof(CloudletInfo{}.ControllerCacheReceived), Op: fieldmap.OpBool},
 	{Number: 10, Name: "maintenance_state", Off: unsafe.Offsetof(CloudletInfo{}.MaintenanceState), Op: fieldmap.OpInt32},
 	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CloudletInfo{}.Status)}},
 	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _InfraResourcesSnapshot_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CloudletInfo{}.ResourcesSnapshot)}},
-	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _NodeInfo_shape, Value: &fieldmap.MessageList[*NodeInfo]{Off: unsafe.Offsetof(CloudletInfo{}.NodeInfos)}},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _NodeInfo_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(CloudletInfo{}.NodeInfos), Eq: (*NodeInfo).Equal, Size: unsafe.Sizeof(NodeInfo{})}},
 	{Number: 14, Name: "properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(CloudletInfo{}.Properties)}},
 	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
 	{Number: 16, Name: "active_crm_instance", Off: unsafe.Offsetof(CloudletInfo{}.ActiveCrmInstance), Op: fieldmap.OpString},
-	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(CloudletInfo{}.UpdatedAt)}},
+	{Number: 17, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(CloudletInfo{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 18, Name: "request_id", Off: unsafe.Offsetof(CloudletInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 

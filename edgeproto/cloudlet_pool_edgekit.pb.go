@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
 	unsafe "unsafe"
 )
@@ -32,8 +31,8 @@ var _CloudletPool_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletPool{}), F
 	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _CloudletPoolKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CloudletPool{}.Key)}},
 	{Number: 2, Name: "cloudlets", Kind: fieldmap.KindList, Off: unsafe.Offsetof(CloudletPool{}.Cloudlets), Op: fieldmap.OpListString},
 	{Number: 3, Name: "developer_organizations", Kind: fieldmap.KindList, Off: unsafe.Offsetof(CloudletPool{}.DeveloperOrganizations), Op: fieldmap.OpListString},
-	{Number: 4, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(CloudletPool{}.CreatedAt)}},
-	{Number: 5, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(CloudletPool{}.UpdatedAt)}},
+	{Number: 4, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(CloudletPool{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
+	{Number: 5, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(CloudletPool{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 }}
 
 var _CloudletPool_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletPool", _CloudletPool_shape, true)

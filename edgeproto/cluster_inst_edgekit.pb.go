@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
@@ -117,7 +116,7 @@ var _ClusterInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInst{}), Fie
 	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ClusterInst{}.Errors), Op: fieldmap.OpListString},
 	{Number: 5, Name: "crm_override", Off: unsafe.Offsetof(ClusterInst{}.CrmOverride), Op: fieldmap.OpInt32},
 	{Number: 6, Name: "flavor_name", Off: unsafe.Offsetof(ClusterInst{}.FlavorName), Op: fieldmap.OpString},
-	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _NodePool_shape, Value: &fieldmap.MessageList[*NodePool]{Off: unsafe.Offsetof(ClusterInst{}.NodePools)}},
+	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _NodePool_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(ClusterInst{}.NodePools), Eq: (*NodePool).Equal, Size: unsafe.Sizeof(NodePool{})}},
 	{Number: 8, Name: "ip_access", Off: unsafe.Offsetof(ClusterInst{}.IpAccess), Op: fieldmap.OpInt32},
 	{Number: 9, Name: "deployment", Off: unsafe.Offsetof(ClusterInst{}.Deployment), Op: fieldmap.OpString},
 	{Number: 10, Name: "kubernetes_version", Off: unsafe.Offsetof(ClusterInst{}.KubernetesVersion), Op: fieldmap.OpString},
@@ -126,8 +125,8 @@ var _ClusterInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInst{}), Fie
 	{Number: 13, Name: "reservable", Off: unsafe.Offsetof(ClusterInst{}.Reservable), Op: fieldmap.OpBool},
 	{Number: 14, Name: "reserved_by", Off: unsafe.Offsetof(ClusterInst{}.ReservedBy), Op: fieldmap.OpString},
 	{Number: 15, Name: "multi_tenant", Off: unsafe.Offsetof(ClusterInst{}.MultiTenant), Op: fieldmap.OpBool},
-	{Number: 16, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInst{}.CreatedAt)}},
-	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInst{}.UpdatedAt)}},
+	{Number: 16, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(ClusterInst{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
+	{Number: 17, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(ClusterInst{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 18, Name: "request_id", Off: unsafe.Offsetof(ClusterInst{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
@@ -208,7 +207,7 @@ var _ClusterInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInstInfo
 	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ClusterInstInfo{}.Status)}},
 	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _InfraResources_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ClusterInstInfo{}.Resources)}},
 	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
-	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInstInfo{}.UpdatedAt)}},
+	{Number: 8, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(ClusterInstInfo{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 9, Name: "request_id", Off: unsafe.Offsetof(ClusterInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 

@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	slices "slices"
 	unsafe "unsafe"
@@ -110,10 +109,10 @@ const (
 )
 
 var _InfraResourcesSnapshot_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResourcesSnapshot{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _InfraResource_shape, Value: &fieldmap.MessageList[*InfraResource]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.Info)}},
-	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _ClusterKey_shape, Value: &fieldmap.MessageList[*ClusterKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.ClusterInsts)}},
-	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _AppInstKey_shape, Value: &fieldmap.MessageList[*AppInstKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.VmAppInsts)}},
-	{Number: 4, Name: "taken_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.TakenAt)}},
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _InfraResource_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.Info), Eq: (*InfraResource).Equal, Size: unsafe.Sizeof(InfraResource{})}},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _ClusterKey_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.ClusterInsts), Eq: (*ClusterKey).Equal, Size: unsafe.Sizeof(ClusterKey{})}},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _AppInstKey_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.VmAppInsts), Eq: (*AppInstKey).Equal, Size: unsafe.Sizeof(AppInstKey{})}},
+	{Number: 4, Name: "taken_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.TakenAt), Eq: fieldmap.EqualTimestamp}},
 }}
 
 var _InfraResourcesSnapshot_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResourcesSnapshot", _InfraResourcesSnapshot_shape, false)
@@ -254,8 +253,8 @@ var _VmInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VmInfo{}), Fields: []fie
 	{Number: 2, Name: "type", Off: unsafe.Offsetof(VmInfo{}.Type), Op: fieldmap.OpString},
 	{Number: 3, Name: "status", Off: unsafe.Offsetof(VmInfo{}.Status), Op: fieldmap.OpString},
 	{Number: 4, Name: "infra_flavor", Off: unsafe.Offsetof(VmInfo{}.InfraFlavor), Op: fieldmap.OpString},
-	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _IpAddr_shape, Value: &fieldmap.MessageList[*IpAddr]{Off: unsafe.Offsetof(VmInfo{}.Ipaddresses)}},
-	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _ContainerInfo_shape, Value: &fieldmap.MessageList[*ContainerInfo]{Off: unsafe.Offsetof(VmInfo{}.Containers)}},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _IpAddr_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(VmInfo{}.Ipaddresses), Eq: (*IpAddr).Equal, Size: unsafe.Sizeof(IpAddr{})}},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _ContainerInfo_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(VmInfo{}.Containers), Eq: (*ContainerInfo).Equal, Size: unsafe.Sizeof(ContainerInfo{})}},
 }}
 
 var _VmInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.VmInfo", _VmInfo_shape, false)
@@ -297,7 +296,7 @@ const (
 )
 
 var _InfraResources_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResources{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _VmInfo_shape, Value: &fieldmap.MessageList[*VmInfo]{Off: unsafe.Offsetof(InfraResources{}.Vms)}},
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _VmInfo_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(InfraResources{}.Vms), Eq: (*VmInfo).Equal, Size: unsafe.Sizeof(VmInfo{})}},
 }}
 
 var _InfraResources_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResources", _InfraResources_shape, false)

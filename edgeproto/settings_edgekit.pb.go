@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	bits "math/bits"
 	unsafe "unsafe"
 )
@@ -36,18 +35,18 @@ const (
 )
 
 var _Settings_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Settings{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "create_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CreateClusterInstTimeout)}},
-	{Number: 2, Name: "update_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.UpdateClusterInstTimeout)}},
-	{Number: 3, Name: "delete_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.DeleteClusterInstTimeout)}},
-	{Number: 4, Name: "create_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CreateAppInstTimeout)}},
-	{Number: 5, Name: "update_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.UpdateAppInstTimeout)}},
-	{Number: 6, Name: "delete_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.DeleteAppInstTimeout)}},
-	{Number: 7, Name: "create_cloudlet_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CreateCloudletTimeout)}},
-	{Number: 8, Name: "update_cloudlet_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.UpdateCloudletTimeout)}},
-	{Number: 9, Name: "cloudlet_info_push_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CloudletInfoPushInterval)}},
-	{Number: 10, Name: "resource_snapshot_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.ResourceSnapshotInterval)}},
-	{Number: 11, Name: "cloudlet_maintenance_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CloudletMaintenanceTimeout)}},
-	{Number: 12, Name: "crm_connect_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CrmConnectTimeout)}},
+	{Number: 1, Name: "create_cluster_inst_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Settings{}.CreateClusterInstTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 2, Name: "update_cluster_inst_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Settings{}.UpdateClusterInstTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 3, Name: "delete_cluster_inst_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Settings{}.DeleteClusterInstTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 4, Name: "create_app_inst_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Settings{}.CreateAppInstTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 5, Name: "update_app_inst_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Settings{}.UpdateAppInstTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 6, Name: "delete_app_inst_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Settings{}.DeleteAppInstTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 7, Name: "create_cloudlet_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Settings{}.CreateCloudletTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 8, Name: "update_cloudlet_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Settings{}.UpdateCloudletTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 9, Name: "cloudlet_info_push_interval", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Settings{}.CloudletInfoPushInterval), Eq: fieldmap.EqualDuration}},
+	{Number: 10, Name: "resource_snapshot_interval", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Settings{}.ResourceSnapshotInterval), Eq: fieldmap.EqualDuration}},
+	{Number: 11, Name: "cloudlet_maintenance_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Settings{}.CloudletMaintenanceTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 12, Name: "crm_connect_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Settings{}.CrmConnectTimeout), Eq: fieldmap.EqualDuration}},
 	{Number: 13, Name: "max_tracked_dme_clients", Off: unsafe.Offsetof(Settings{}.MaxTrackedDmeClients), Op: fieldmap.OpInt32},
 	{Number: 14, Name: "max_concurrent_tasks", Off: unsafe.Offsetof(Settings{}.MaxConcurrentTasks), Op: fieldmap.OpInt32},
 }}

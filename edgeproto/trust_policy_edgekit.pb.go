@@ -63,7 +63,7 @@ const (
 
 var _TrustPolicy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicy{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TrustPolicy{}.Key)}},
-	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicy{}.OutboundSecurityRules)}},
+	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TrustPolicy{}.OutboundSecurityRules), Eq: (*SecurityRule).Equal, Size: unsafe.Sizeof(SecurityRule{})}},
 }}
 
 var _TrustPolicy_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicy", _TrustPolicy_shape, true)
@@ -165,8 +165,8 @@ const (
 var _TrustPolicyException_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyException{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyExceptionKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TrustPolicyException{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(TrustPolicyException{}.State), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicyException{}.OutboundSecurityRules)}},
-	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _TrustPolicyExceptionInstance_shape, Value: &fieldmap.MessageList[*TrustPolicyExceptionInstance]{Off: unsafe.Offsetof(TrustPolicyException{}.Instances)}},
+	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TrustPolicyException{}.OutboundSecurityRules), Eq: (*SecurityRule).Equal, Size: unsafe.Sizeof(SecurityRule{})}},
+	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _TrustPolicyExceptionInstance_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TrustPolicyException{}.Instances), Eq: (*TrustPolicyExceptionInstance).Equal, Size: unsafe.Sizeof(TrustPolicyExceptionInstance{})}},
 	{Number: 5, Name: "deleting", Off: unsafe.Offsetof(TrustPolicyException{}.Deleting), Op: fieldmap.OpBool},
 }}
 

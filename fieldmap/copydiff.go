@@ -1,6 +1,7 @@
 package fieldmap
 
 import (
+	"fmt"
 	"sync"
 	"unsafe"
 )
@@ -26,6 +27,9 @@ func (s *Shape) prepare() {
 	r.once.Do(func() {
 		r.flag = make([]int32, len(s.Fields))
 		for i := range s.Fields {
+			if c, ok := s.Fields[i].Value.(checker); ok && !c.check() {
+				panic(fmt.Sprintf("fieldmap: the %T of field %d (%s) of a shape has an Eq or Wrapper of the wrong type (%s): regenerate the code", c, s.Fields[i].Number, s.Fields[i].Name, checkDetail(c)))
+			}
 			r.flag[i] = r.flags
 			r.flags++
 			if sub := s.Fields[i].Sub; sub != nil {

@@ -2,7 +2,9 @@ package fieldmap
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
+	"reflect"
 	"unsafe"
 
 	"google.golang.org/protobuf/proto"
@@ -213,4 +215,200 @@ func (v *MessageMember[W, P]) get(m unsafe.Pointer) unsafe.Pointer {
 		return *(*unsafe.Pointer)(w)
 	}
 	return nil
+}
+
+// The non-generic Values below are what the generator emits since
+// SupportPackageIsVersion5: a generic Value costs the package that
+// instantiates it three methods, a dictionary and type descriptors per type
+// argument, where these cost it nothing but static data. They take the
+// equality of a message type as Eq, a function of type func(*M, *M) bool
+// held in an interface (the message's generated Equal method expression,
+// (*M).Equal, a fieldmap helper such as EqualTimestamp, or Equal[*M]), and
+// a oneof member's wrapper type as Wrapper, a nil pointer of that type held
+// in an interface: both are static data in a shape literal. Eq must compare
+// two messages of type *M under proto.Equal's rules, nil (absent) included;
+// it is called through the shared signature func(a, b unsafe.Pointer) bool,
+// which has the same calling convention.
+
+// eqFunc is how the Values call an Eq: func(*M, *M) bool over raw pointers.
+type eqFunc = func(a, b unsafe.Pointer) bool
+
+// eface is the layout of an interface value of static type any.
+type eface struct{ typ, data unsafe.Pointer }
+
+// equalFunc returns the function eq holds, as an eqFunc.
+func equalFunc(eq any) eqFunc {
+	data := (*eface)(unsafe.Pointer(&eq)).data
+	return *(*eqFunc)(unsafe.Pointer(&data))
+}
+
+// checkEq reports whether eq holds a func(*M, *M) bool for a struct type M,
+// the only functions a Value may call as an eqFunc.
+func checkEq(eq any) bool {
+	t := reflect.TypeOf(eq)
+	return t != nil && t.Kind() == reflect.Func && t.NumIn() == 2 && t.NumOut() == 1 &&
+		t.In(0) == t.In(1) && t.In(0).Kind() == reflect.Pointer && t.In(0).Elem().Kind() == reflect.Struct &&
+		t.Out(0).Kind() == reflect.Bool && !t.IsVariadic()
+}
+
+// checkWrapper reports whether w holds a nil pointer to a struct, as a
+// oneof member's Wrapper does.
+func checkWrapper(w any) bool {
+	t := reflect.TypeOf(w)
+	return t != nil && t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct
+}
+
+// checker is implemented by the Values whose fields a shape's preparation
+// checks (Shape.prepare): a hand-written literal with a wrong Eq or Wrapper
+// fails there, naming the field, instead of calling a function of another
+// type.
+type checker interface{ check() bool }
+
+// oneofField is any interface type with a method: the Go type of a oneof
+// field (an unexported interface of the message's package) has the same
+// layout, so member reads the field through it.
+type oneofField interface{ OneofWrapper() }
+
+// member returns the wrapper of type wrapper's type that the oneof field at
+// offset off of m holds, or nil (also for a typed nil wrapper, which holds
+// no member).
+func member(m unsafe.Pointer, off uintptr, wrapper any) unsafe.Pointer {
+	x := any(*(*oneofField)(unsafe.Add(m, off)))
+	ex, ew := (*eface)(unsafe.Pointer(&x)), (*eface)(unsafe.Pointer(&wrapper))
+	if ex.typ != ew.typ {
+		return nil
+	}
+	return ex.data
+}
+
+// EqMessage is the Value of a singular message field compared with Eq:
+// nil is absent.
+type EqMessage struct {
+	Off uintptr
+	Eq  any
+}
+
+func (v *EqMessage) equal(a, b unsafe.Pointer) bool {
+	return equalFunc(v.Eq)(*field[unsafe.Pointer](a, v.Off), *field[unsafe.Pointer](b, v.Off))
+}
+
+func (v *EqMessage) present(m unsafe.Pointer) bool { return *field[unsafe.Pointer](m, v.Off) != nil }
+
+func (v *EqMessage) get(m unsafe.Pointer) unsafe.Pointer { return *field[unsafe.Pointer](m, v.Off) }
+
+func (v *EqMessage) check() bool { return checkEq(v.Eq) }
+
+// EqMessageList is the Value of a list of messages compared with Eq, whose
+// Go struct has Size bytes (checked against Eq's type when the shape is
+// prepared): a nil element equals an empty message.
+type EqMessageList struct {
+	notMessage
+	Off  uintptr
+	Eq   any
+	Size uintptr
+}
+
+func (v *EqMessageList) equal(a, b unsafe.Pointer) bool {
+	la, lb := *field[[]unsafe.Pointer](a, v.Off), *field[[]unsafe.Pointer](b, v.Off)
+	if len(la) != len(lb) {
+		return false
+	}
+	eq := equalFunc(v.Eq)
+	for i, x := range la {
+		y := lb[i]
+		if x == nil || y == nil {
+			if x == y {
+				continue
+			}
+			// A fresh empty message of the element type, not a shared
+			// zero block: an Eq that falls back to proto.Equal stores the
+			// message's runtime state into it.
+			zero := reflect.New(reflect.TypeOf(v.Eq).In(0).Elem()).UnsafePointer()
+			if x == nil {
+				x = zero
+			} else {
+				y = zero
+			}
+		}
+		if !eq(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *EqMessageList) check() bool {
+	return checkEq(v.Eq) && reflect.TypeOf(v.Eq).In(0).Elem().Size() == v.Size
+}
+
+// OpMember is the Value of a oneof member of a scalar, enum, string or bytes
+// kind whose wrapper type is Wrapper's, the oneof field being at Off: Op
+// compares the values (floats as in a oneof, where -0 equals +0 and NaN
+// equals NaN).
+type OpMember struct {
+	notMessage
+	Off     uintptr
+	Wrapper any
+	Op      Op
+}
+
+func (v *OpMember) equal(a, b unsafe.Pointer) bool {
+	aw, bw := member(a, v.Off, v.Wrapper), member(b, v.Off, v.Wrapper)
+	if aw == nil || bw == nil {
+		return aw == nil && bw == nil
+	}
+	switch v.Op {
+	case OpFloat32:
+		return EqualFloat32(*(*float32)(aw), *(*float32)(bw))
+	case OpFloat64:
+		return EqualFloat64(*(*float64)(aw), *(*float64)(bw))
+	}
+	return opEqual(v.Op, aw, bw)
+}
+
+func (v *OpMember) check() bool {
+	return checkWrapper(v.Wrapper) && v.Op > OpNone && v.Op <= OpBytes
+}
+
+// EqMember is the Value of a oneof member holding a message, compared with
+// Eq, whose wrapper type is Wrapper's, the oneof field being at Off.
+type EqMember struct {
+	Off     uintptr
+	Wrapper any
+	Eq      any
+}
+
+func (v *EqMember) equal(a, b unsafe.Pointer) bool {
+	aw, bw := member(a, v.Off, v.Wrapper), member(b, v.Off, v.Wrapper)
+	if aw == nil || bw == nil {
+		return aw == nil && bw == nil
+	}
+	return equalFunc(v.Eq)(*(*unsafe.Pointer)(aw), *(*unsafe.Pointer)(bw))
+}
+
+func (v *EqMember) present(m unsafe.Pointer) bool { return member(m, v.Off, v.Wrapper) != nil }
+
+func (v *EqMember) get(m unsafe.Pointer) unsafe.Pointer {
+	if w := member(m, v.Off, v.Wrapper); w != nil {
+		return *(*unsafe.Pointer)(w)
+	}
+	return nil
+}
+
+func (v *EqMember) check() bool { return checkWrapper(v.Wrapper) && checkEq(v.Eq) }
+
+// checkDetail describes the Eq and Wrapper of c for the panic of a failed
+// check.
+func checkDetail(c checker) string {
+	switch v := c.(type) {
+	case *EqMessage:
+		return fmt.Sprintf("Eq %T", v.Eq)
+	case *EqMessageList:
+		return fmt.Sprintf("Eq %T, Size %d", v.Eq, v.Size)
+	case *OpMember:
+		return fmt.Sprintf("Wrapper %T, Op %d", v.Wrapper, v.Op)
+	case *EqMember:
+		return fmt.Sprintf("Wrapper %T, Eq %T", v.Wrapper, v.Eq)
+	}
+	return fmt.Sprintf("%T", c)
 }

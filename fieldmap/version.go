@@ -2,7 +2,9 @@ package fieldmap
 
 // SupportPackageIsVersion5 is referenced by every file protoc-gen-go-edgekit
 // generates for version 5 of this package's API (version 4 and
-// CloneUnknownFields, CloneUnknown, EqualNilElem), in
+// CloneUnknownFields, CloneUnknown, EqualNilElem, CopyMessage and the
+// non-generic shape Values EqMessage, EqMessageList, EqMember and
+// OpMember), in
 //
 //	const _ = fieldmap.SupportPackageIsVersion5
 //
@@ -15,15 +17,13 @@ package fieldmap
 // regenerate it.
 const SupportPackageIsVersion5 = true
 
-// SupportPackageIsVersion4 (FieldMap.FirstWindow) is referenced by files
-// generated for version 4 of the API, which this package still supports.
-const SupportPackageIsVersion4 = true
-
+// SupportPackageIsVersion4 (FieldMap.FirstWindow),
 // SupportPackageIsVersion3 (shapes with the Go layout of messages, CopyIn,
 // Diff), SupportPackageIsVersion2 and SupportPackageIsVersion1 are
 // referenced by files generated for earlier versions of the API, which
 // this package still supports.
 const (
+	SupportPackageIsVersion4 = true
 	SupportPackageIsVersion3 = true
 	SupportPackageIsVersion2 = true
 	SupportPackageIsVersion1 = true

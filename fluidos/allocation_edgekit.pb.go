@@ -8,7 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	bits "math/bits"
 	slices "slices"
 	unsafe "unsafe"
@@ -33,11 +32,11 @@ const (
 var _AllocationStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AllocationStatus{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "state", Off: unsafe.Offsetof(AllocationStatus{}.State), Op: fieldmap.OpInt32},
 	{Number: 2, Name: "message", Off: unsafe.Offsetof(AllocationStatus{}.Message), Op: fieldmap.OpString},
-	{Number: 3, Name: "last_update_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AllocationStatus{}.LastUpdateTime)}},
+	{Number: 3, Name: "last_update_time", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(AllocationStatus{}.LastUpdateTime), Eq: fieldmap.EqualTimestamp}},
 	{Number: 4, Name: "task", Off: unsafe.Offsetof(AllocationStatus{}.Task), Op: fieldmap.OpString},
 	{Number: 5, Name: "step", Off: unsafe.Offsetof(AllocationStatus{}.Step), Op: fieldmap.OpString},
 	{Number: 6, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AllocationStatus{}.Errors), Op: fieldmap.OpListString},
-	{Number: 7, Name: "last_healthy_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AllocationStatus{}.LastHealthyTime)}},
+	{Number: 7, Name: "last_healthy_time", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(AllocationStatus{}.LastHealthyTime), Eq: fieldmap.EqualTimestamp}},
 	{Number: 8, Name: "restarts", Off: unsafe.Offsetof(AllocationStatus{}.Restarts), Op: fieldmap.OpUint32},
 }}
 
@@ -154,8 +153,8 @@ var _Allocation_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Allocation{}), Field
 	{Number: 7, Name: "seller", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Allocation{}.Seller)}},
 	{Number: 8, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _PeeringTargetCredentials_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Allocation{}.Credentials)}},
 	{Number: 9, Name: "resources", Kind: fieldmap.KindMessage, Sub: _AllocationResources_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Allocation{}.Resources)}},
-	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Allocation{}.CreatedAt)}},
-	{Number: 11, Name: "expiration_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Allocation{}.ExpirationTime)}},
+	{Number: 10, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Allocation{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
+	{Number: 11, Name: "expiration_time", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Allocation{}.ExpirationTime), Eq: fieldmap.EqualTimestamp}},
 	{Number: 12, Name: "release_requested", Off: unsafe.Offsetof(Allocation{}.ReleaseRequested), Op: fieldmap.OpBool},
 	{Number: 13, Name: "release_reason", Off: unsafe.Offsetof(Allocation{}.ReleaseReason), Op: fieldmap.OpString},
 }}

@@ -8,7 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	bits "math/bits"
 	slices "slices"
 	unsafe "unsafe"
@@ -77,7 +76,7 @@ const (
 )
 
 var _ConfigurationSchema_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigurationSchema{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _ConfigParameter_shape, Value: &fieldmap.MessageList[*ConfigParameter]{Off: unsafe.Offsetof(ConfigurationSchema{}.Parameters)}},
+	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _ConfigParameter_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(ConfigurationSchema{}.Parameters), Eq: (*ConfigParameter).Equal, Size: unsafe.Sizeof(ConfigParameter{})}},
 }}
 
 var _ConfigurationSchema_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ConfigurationSchema", _ConfigurationSchema_shape, false)
@@ -174,10 +173,10 @@ var _ServiceBlueprint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceBluepri
 	{Number: 4, Name: "category", Off: unsafe.Offsetof(ServiceBlueprint{}.Category), Op: fieldmap.OpString},
 	{Number: 5, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceBlueprint{}.Tags), Op: fieldmap.OpListString},
 	{Number: 6, Name: "hosting_policies", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceBlueprint{}.HostingPolicies), Op: fieldmap.OpListInt32},
-	{Number: 7, Name: "templates", Kind: fieldmap.KindList, Sub: _ServiceTemplate_shape, Value: &fieldmap.MessageList[*ServiceTemplate]{Off: unsafe.Offsetof(ServiceBlueprint{}.Templates)}},
+	{Number: 7, Name: "templates", Kind: fieldmap.KindList, Sub: _ServiceTemplate_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(ServiceBlueprint{}.Templates), Eq: (*ServiceTemplate).Equal, Size: unsafe.Sizeof(ServiceTemplate{})}},
 	{Number: 8, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _ConfigurationSchema_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ServiceBlueprint{}.ConfigurationSchema)}},
 	{Number: 9, Name: "owner", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ServiceBlueprint{}.Owner)}},
-	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ServiceBlueprint{}.CreatedAt)}},
+	{Number: 10, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(ServiceBlueprint{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 11, Name: "max_instances", Off: unsafe.Offsetof(ServiceBlueprint{}.MaxInstances), Op: fieldmap.OpUint32},
 	{Number: 12, Name: "price", Kind: fieldmap.KindMessage, Sub: _Price_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ServiceBlueprint{}.Price)}},
 }}

@@ -250,7 +250,7 @@ const (
 var _NetworkAuthorization_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkAuthorization{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "action", Off: unsafe.Offsetof(NetworkAuthorization{}.Action), Op: fieldmap.OpInt32},
 	{Number: 2, Name: "cidr", Off: unsafe.Offsetof(NetworkAuthorization{}.Cidr), Op: fieldmap.OpString},
-	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _PortRange_shape, Value: &fieldmap.MessageList[*PortRange]{Off: unsafe.Offsetof(NetworkAuthorization{}.Ports)}},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _PortRange_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(NetworkAuthorization{}.Ports), Eq: (*PortRange).Equal, Size: unsafe.Sizeof(PortRange{})}},
 }}
 
 var _NetworkAuthorization_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkAuthorization", _NetworkAuthorization_shape, false)

@@ -173,10 +173,10 @@ const (
 )
 
 var _Configuration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Configuration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8SliceConfiguration_shape, Value: &fieldmap.MessageMember[*Configuration_K8Slice, *K8SliceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _ServiceConfiguration_shape, Value: &fieldmap.MessageMember[*Configuration_Service, *ServiceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VMConfiguration_shape, Value: &fieldmap.MessageMember[*Configuration_Vm, *VMConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _SensorConfiguration_shape, Value: &fieldmap.MessageMember[*Configuration_Sensor, *SensorConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8SliceConfiguration_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Configuration{}.Spec), Wrapper: (*Configuration_K8Slice)(nil), Eq: (*K8SliceConfiguration).Equal}},
+	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _ServiceConfiguration_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Configuration{}.Spec), Wrapper: (*Configuration_Service)(nil), Eq: (*ServiceConfiguration).Equal}},
+	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VMConfiguration_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Configuration{}.Spec), Wrapper: (*Configuration_Vm)(nil), Eq: (*VMConfiguration).Equal}},
+	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _SensorConfiguration_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Configuration{}.Spec), Wrapper: (*Configuration_Sensor)(nil), Eq: (*SensorConfiguration).Equal}},
 }}
 
 var _Configuration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Configuration", _Configuration_shape, false)

@@ -8,7 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	unsafe "unsafe"
@@ -301,15 +300,15 @@ var _Contract_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Contract{}), Fields: [
 	{Number: 5, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Contract{}.Configuration)}},
 	{Number: 6, Name: "peering_target_credentials", Kind: fieldmap.KindMessage, Sub: _PeeringTargetCredentials_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Contract{}.PeeringTargetCredentials)}},
 	{Number: 7, Name: "transaction_id", Off: unsafe.Offsetof(Contract{}.TransactionId), Op: fieldmap.OpString},
-	{Number: 8, Name: "expiration_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Contract{}.ExpirationTime)}},
-	{Number: 9, Name: "network_requests", Kind: fieldmap.KindList, Sub: _NetworkAuthorization_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(Contract{}.NetworkRequests)}},
+	{Number: 8, Name: "expiration_time", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Contract{}.ExpirationTime), Eq: fieldmap.EqualTimestamp}},
+	{Number: 9, Name: "network_requests", Kind: fieldmap.KindList, Sub: _NetworkAuthorization_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Contract{}.NetworkRequests), Eq: (*NetworkAuthorization).Equal, Size: unsafe.Sizeof(NetworkAuthorization{})}},
 	{Number: 10, Name: "buyer_cluster_id", Off: unsafe.Offsetof(Contract{}.BuyerClusterId), Op: fieldmap.OpString},
-	{Number: 11, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Contract{}.CreatedAt)}},
+	{Number: 11, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Contract{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 12, Name: "extra_information", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Contract{}.ExtraInformation)}},
 	{Number: 13, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _TelemetryEndpoint_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Contract{}.IngressTelemetryEndpoint)}},
 	{Number: 14, Name: "network_requests_text", Off: unsafe.Offsetof(Contract{}.NetworkRequestsText), Op: fieldmap.OpString},
 	{Number: 15, Name: "state", Off: unsafe.Offsetof(Contract{}.State), Op: fieldmap.OpInt32},
-	{Number: 16, Name: "released_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Contract{}.ReleasedAt)}},
+	{Number: 16, Name: "released_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Contract{}.ReleasedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 17, Name: "release_reason", Off: unsafe.Offsetof(Contract{}.ReleaseReason), Op: fieldmap.OpString},
 }}
 

@@ -8,8 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	durationpb "google.golang.org/protobuf/types/known/durationpb"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
 	unsafe "unsafe"
 )
@@ -152,7 +150,7 @@ var _PeerResult_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeerResult{}), Field
 	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(PeerResult{}.NodeId), Op: fieldmap.OpString},
 	{Number: 3, Name: "flavors_found", Off: unsafe.Offsetof(PeerResult{}.FlavorsFound), Op: fieldmap.OpUint32},
 	{Number: 4, Name: "error", Off: unsafe.Offsetof(PeerResult{}.Error), Op: fieldmap.OpString},
-	{Number: 5, Name: "duration", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(PeerResult{}.Duration)}},
+	{Number: 5, Name: "duration", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(PeerResult{}.Duration), Eq: fieldmap.EqualDuration}},
 }}
 
 var _Discovery_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Discovery{}), Fields: []fieldmap.ShapeField{
@@ -163,9 +161,9 @@ var _Discovery_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Discovery{}), Fields:
 	{Number: 5, Name: "phase", Off: unsafe.Offsetof(Discovery{}.Phase), Op: fieldmap.OpInt32},
 	{Number: 6, Name: "message", Off: unsafe.Offsetof(Discovery{}.Message), Op: fieldmap.OpString},
 	{Number: 7, Name: "peering_candidate_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Discovery{}.PeeringCandidateIds), Op: fieldmap.OpListString},
-	{Number: 8, Name: "start_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Discovery{}.StartTime)}},
-	{Number: 9, Name: "last_change_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Discovery{}.LastChangeTime)}},
-	{Number: 10, Name: "peer_results", Kind: fieldmap.KindList, Sub: _PeerResult_shape, Value: &fieldmap.MessageList[*PeerResult]{Off: unsafe.Offsetof(Discovery{}.PeerResults)}},
+	{Number: 8, Name: "start_time", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Discovery{}.StartTime), Eq: fieldmap.EqualTimestamp}},
+	{Number: 9, Name: "last_change_time", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Discovery{}.LastChangeTime), Eq: fieldmap.EqualTimestamp}},
+	{Number: 10, Name: "peer_results", Kind: fieldmap.KindList, Sub: _PeerResult_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Discovery{}.PeerResults), Eq: (*PeerResult).Equal, Size: unsafe.Sizeof(PeerResult{})}},
 }}
 
 var _Discovery_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Discovery", _Discovery_shape, false)
@@ -445,7 +443,7 @@ var _PeeringCandidate_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringCandida
 	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(PeeringCandidate{}.Flavor)}},
 	{Number: 3, Name: "solver_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(PeeringCandidate{}.SolverIds), Op: fieldmap.OpListString},
 	{Number: 4, Name: "available", Off: unsafe.Offsetof(PeeringCandidate{}.Available), Op: fieldmap.OpBool},
-	{Number: 5, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(PeeringCandidate{}.CreatedAt)}},
+	{Number: 5, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(PeeringCandidate{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 6, Name: "seller_address", Off: unsafe.Offsetof(PeeringCandidate{}.SellerAddress), Op: fieldmap.OpString},
 }}
 

@@ -8,7 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
@@ -207,13 +206,13 @@ var _Label_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Label{}), Fields: []field
 }}
 
 var _PodNamespaceSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PodNamespaceSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _Label_shape, Value: &fieldmap.MessageList[*Label]{Off: unsafe.Offsetof(PodNamespaceSelector{}.Pod)}},
-	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _Label_shape, Value: &fieldmap.MessageList[*Label]{Off: unsafe.Offsetof(PodNamespaceSelector{}.Namespace)}},
+	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _Label_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(PodNamespaceSelector{}.Pod), Eq: (*Label).Equal, Size: unsafe.Sizeof(Label{})}},
+	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _Label_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(PodNamespaceSelector{}.Namespace), Eq: (*Label).Equal, Size: unsafe.Sizeof(Label{})}},
 }}
 
 var _NetworkResourceSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkResourceSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cidr", Value: &fieldmap.ScalarMember[*NetworkResourceSelector_Cidr, string]{Load: func(m unsafe.Pointer) any { return (*NetworkResourceSelector)(m).Selector }}},
-	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _PodNamespaceSelector_shape, Value: &fieldmap.MessageMember[*NetworkResourceSelector_PodNamespace, *PodNamespaceSelector]{Load: func(m unsafe.Pointer) any { return (*NetworkResourceSelector)(m).Selector }}},
+	{Number: 1, Name: "cidr", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(NetworkResourceSelector{}.Selector), Wrapper: (*NetworkResourceSelector_Cidr)(nil), Op: fieldmap.OpString}},
+	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _PodNamespaceSelector_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(NetworkResourceSelector{}.Selector), Wrapper: (*NetworkResourceSelector_PodNamespace)(nil), Eq: (*PodNamespaceSelector).Equal}},
 }}
 
 var _NetworkEndpoint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkEndpoint{}), Fields: []fieldmap.ShapeField{
@@ -230,15 +229,15 @@ var _NetworkIntent_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntent{}),
 }}
 
 var _NetworkIntents_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntents{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _NetworkIntent_shape, Value: &fieldmap.MessageList[*NetworkIntent]{Off: unsafe.Offsetof(NetworkIntents{}.DeniedCommunications)}},
-	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _NetworkIntent_shape, Value: &fieldmap.MessageList[*NetworkIntent]{Off: unsafe.Offsetof(NetworkIntents{}.MandatoryCommunications)}},
+	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _NetworkIntent_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(NetworkIntents{}.DeniedCommunications), Eq: (*NetworkIntent).Equal, Size: unsafe.Sizeof(NetworkIntent{})}},
+	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _NetworkIntent_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(NetworkIntents{}.MandatoryCommunications), Eq: (*NetworkIntent).Equal, Size: unsafe.Sizeof(NetworkIntent{})}},
 }}
 
 var _K8SliceProperties_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceProperties{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "latency_ms", Off: unsafe.Offsetof(K8SliceProperties{}.LatencyMs), Op: fieldmap.OpUint32},
 	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList, Off: unsafe.Offsetof(K8SliceProperties{}.SecurityStandards), Op: fieldmap.OpListString},
 	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _CarbonFootprint_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8SliceProperties{}.CarbonFootprint)}},
-	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _NetworkAuthorization_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkAuthorizations)}},
+	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _NetworkAuthorization_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkAuthorizations), Eq: (*NetworkAuthorization).Equal, Size: unsafe.Sizeof(NetworkAuthorization{})}},
 	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _NetworkIntents_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkIntents)}},
 	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(K8SliceProperties{}.AdditionalProperties)}},
 }}
@@ -951,12 +950,12 @@ var _Flavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fie
 	{Number: 5, Name: "availability", Off: unsafe.Offsetof(Flavor{}.Availability), Op: fieldmap.OpBool},
 	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Flavor{}.Location)}},
 	{Number: 7, Name: "network_property_type", Off: unsafe.Offsetof(Flavor{}.NetworkPropertyType), Op: fieldmap.OpString},
-	{Number: 8, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.CreatedAt)}},
-	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.UpdatedAt)}},
-	{Number: 10, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8Slice_shape, Value: &fieldmap.MessageMember[*Flavor_K8Slice, *K8Slice]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
-	{Number: 11, Name: "service", Kind: fieldmap.KindMessage, Sub: _Service_shape, Value: &fieldmap.MessageMember[*Flavor_Service, *Service]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
-	{Number: 12, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VM_shape, Value: &fieldmap.MessageMember[*Flavor_Vm, *VM]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
-	{Number: 13, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _Sensor_shape, Value: &fieldmap.MessageMember[*Flavor_Sensor, *Sensor]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
+	{Number: 8, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Flavor{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
+	{Number: 9, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Flavor{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
+	{Number: 10, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8Slice_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Flavor{}.Spec), Wrapper: (*Flavor_K8Slice)(nil), Eq: (*K8Slice).Equal}},
+	{Number: 11, Name: "service", Kind: fieldmap.KindMessage, Sub: _Service_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Flavor{}.Spec), Wrapper: (*Flavor_Service)(nil), Eq: (*Service).Equal}},
+	{Number: 12, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VM_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Flavor{}.Spec), Wrapper: (*Flavor_Vm)(nil), Eq: (*VM).Equal}},
+	{Number: 13, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _Sensor_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Flavor{}.Spec), Wrapper: (*Flavor_Sensor)(nil), Eq: (*Sensor).Equal}},
 }}
 
 var _Flavor_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Flavor", _Flavor_shape, false)

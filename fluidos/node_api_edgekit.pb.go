@@ -1131,7 +1131,7 @@ const (
 )
 
 var _ListSolversResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListSolversResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solvers", Kind: fieldmap.KindList, Sub: _Solver_shape, Value: &fieldmap.MessageList[*Solver]{Off: unsafe.Offsetof(ListSolversResponse{}.Solvers)}},
+	{Number: 1, Name: "solvers", Kind: fieldmap.KindList, Sub: _Solver_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(ListSolversResponse{}.Solvers), Eq: (*Solver).Equal, Size: unsafe.Sizeof(Solver{})}},
 }}
 
 var _ListSolversResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListSolversResponse", _ListSolversResponse_shape, false)
@@ -1827,7 +1827,7 @@ const (
 
 var _GetDiscoveryResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetDiscoveryResponse{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "discovery", Kind: fieldmap.KindMessage, Sub: _Discovery_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(GetDiscoveryResponse{}.Discovery)}},
-	{Number: 2, Name: "candidates", Kind: fieldmap.KindList, Sub: _PeeringCandidate_shape, Value: &fieldmap.MessageList[*PeeringCandidate]{Off: unsafe.Offsetof(GetDiscoveryResponse{}.Candidates)}},
+	{Number: 2, Name: "candidates", Kind: fieldmap.KindList, Sub: _PeeringCandidate_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(GetDiscoveryResponse{}.Candidates), Eq: (*PeeringCandidate).Equal, Size: unsafe.Sizeof(PeeringCandidate{})}},
 }}
 
 var _GetDiscoveryResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetDiscoveryResponse", _GetDiscoveryResponse_shape, false)
@@ -2263,7 +2263,7 @@ const (
 )
 
 var _ListFlavorsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListFlavorsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavors", Kind: fieldmap.KindList, Sub: _Flavor_shape, Value: &fieldmap.MessageList[*Flavor]{Off: unsafe.Offsetof(ListFlavorsResponse{}.Flavors)}},
+	{Number: 1, Name: "flavors", Kind: fieldmap.KindList, Sub: _Flavor_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(ListFlavorsResponse{}.Flavors), Eq: (*Flavor).Equal, Size: unsafe.Sizeof(Flavor{})}},
 }}
 
 var _ListFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListFlavorsResponse", _ListFlavorsResponse_shape, false)
@@ -2890,8 +2890,8 @@ const (
 )
 
 var _ListPeerFlavorsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListPeerFlavorsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavors", Kind: fieldmap.KindList, Sub: _PeerFlavor_shape, Value: &fieldmap.MessageList[*PeerFlavor]{Off: unsafe.Offsetof(ListPeerFlavorsResponse{}.Flavors)}},
-	{Number: 2, Name: "peer_results", Kind: fieldmap.KindList, Sub: _PeerResult_shape, Value: &fieldmap.MessageList[*PeerResult]{Off: unsafe.Offsetof(ListPeerFlavorsResponse{}.PeerResults)}},
+	{Number: 1, Name: "flavors", Kind: fieldmap.KindList, Sub: _PeerFlavor_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(ListPeerFlavorsResponse{}.Flavors), Eq: (*PeerFlavor).Equal, Size: unsafe.Sizeof(PeerFlavor{})}},
+	{Number: 2, Name: "peer_results", Kind: fieldmap.KindList, Sub: _PeerResult_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(ListPeerFlavorsResponse{}.PeerResults), Eq: (*PeerResult).Equal, Size: unsafe.Sizeof(PeerResult{})}},
 }}
 
 var _ListPeerFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListPeerFlavorsResponse", _ListPeerFlavorsResponse_shape, false)
@@ -3233,7 +3233,7 @@ const (
 )
 
 var _ListServiceBlueprintsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListServiceBlueprintsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprints", Kind: fieldmap.KindList, Sub: _ServiceBlueprint_shape, Value: &fieldmap.MessageList[*ServiceBlueprint]{Off: unsafe.Offsetof(ListServiceBlueprintsResponse{}.Blueprints)}},
+	{Number: 1, Name: "blueprints", Kind: fieldmap.KindList, Sub: _ServiceBlueprint_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(ListServiceBlueprintsResponse{}.Blueprints), Eq: (*ServiceBlueprint).Equal, Size: unsafe.Sizeof(ServiceBlueprint{})}},
 }}
 
 var _ListServiceBlueprintsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListServiceBlueprintsResponse", _ListServiceBlueprintsResponse_shape, false)
@@ -4312,7 +4312,7 @@ const (
 )
 
 var _ListContractsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListContractsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "contracts", Kind: fieldmap.KindList, Sub: _ContractEntry_shape, Value: &fieldmap.MessageList[*ContractEntry]{Off: unsafe.Offsetof(ListContractsResponse{}.Contracts)}},
+	{Number: 1, Name: "contracts", Kind: fieldmap.KindList, Sub: _ContractEntry_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(ListContractsResponse{}.Contracts), Eq: (*ContractEntry).Equal, Size: unsafe.Sizeof(ContractEntry{})}},
 }}
 
 var _ListContractsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListContractsResponse", _ListContractsResponse_shape, false)
@@ -4890,7 +4890,7 @@ const (
 )
 
 var _ListAllocationsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListAllocationsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 2, Name: "allocations", Kind: fieldmap.KindList, Sub: _AllocationEntry_shape, Value: &fieldmap.MessageList[*AllocationEntry]{Off: unsafe.Offsetof(ListAllocationsResponse{}.Allocations)}},
+	{Number: 2, Name: "allocations", Kind: fieldmap.KindList, Sub: _AllocationEntry_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(ListAllocationsResponse{}.Allocations), Eq: (*AllocationEntry).Equal, Size: unsafe.Sizeof(AllocationEntry{})}},
 }}
 
 var _ListAllocationsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListAllocationsResponse", _ListAllocationsResponse_shape, false)
@@ -5300,7 +5300,7 @@ const (
 )
 
 var _ListSliceInstancesResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListSliceInstancesResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "instances", Kind: fieldmap.KindList, Sub: _SliceInstance_shape, Value: &fieldmap.MessageList[*SliceInstance]{Off: unsafe.Offsetof(ListSliceInstancesResponse{}.Instances)}},
+	{Number: 1, Name: "instances", Kind: fieldmap.KindList, Sub: _SliceInstance_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(ListSliceInstancesResponse{}.Instances), Eq: (*SliceInstance).Equal, Size: unsafe.Sizeof(SliceInstance{})}},
 }}
 
 var _ListSliceInstancesResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListSliceInstancesResponse", _ListSliceInstancesResponse_shape, false)
@@ -5508,7 +5508,7 @@ const (
 )
 
 var _ListPeersResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListPeersResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "peers", Kind: fieldmap.KindList, Sub: _Peer_shape, Value: &fieldmap.MessageList[*Peer]{Off: unsafe.Offsetof(ListPeersResponse{}.Peers)}},
+	{Number: 1, Name: "peers", Kind: fieldmap.KindList, Sub: _Peer_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(ListPeersResponse{}.Peers), Eq: (*Peer).Equal, Size: unsafe.Sizeof(Peer{})}},
 }}
 
 var _ListPeersResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListPeersResponse", _ListPeersResponse_shape, false)

@@ -8,7 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	bits "math/bits"
 	unsafe "unsafe"
 )
@@ -35,7 +34,7 @@ var _ReservationStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReservationSt
 	{Number: 4, Name: "message", Off: unsafe.Offsetof(ReservationStatus{}.Message), Op: fieldmap.OpString},
 	{Number: 5, Name: "transaction_id", Off: unsafe.Offsetof(ReservationStatus{}.TransactionId), Op: fieldmap.OpString},
 	{Number: 6, Name: "contract_id", Off: unsafe.Offsetof(ReservationStatus{}.ContractId), Op: fieldmap.OpString},
-	{Number: 7, Name: "last_change_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ReservationStatus{}.LastChangeTime)}},
+	{Number: 7, Name: "last_change_time", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(ReservationStatus{}.LastChangeTime), Eq: fieldmap.EqualTimestamp}},
 }}
 
 var _ReservationStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReservationStatus", _ReservationStatus_shape, false)
@@ -226,8 +225,8 @@ var _Transaction_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Transaction{}), Fie
 	{Number: 2, Name: "flavor_id", Off: unsafe.Offsetof(Transaction{}.FlavorId), Op: fieldmap.OpString},
 	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Transaction{}.Buyer)}},
 	{Number: 4, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Transaction{}.Configuration)}},
-	{Number: 5, Name: "start_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Transaction{}.StartTime)}},
-	{Number: 6, Name: "expiration_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Transaction{}.ExpirationTime)}},
+	{Number: 5, Name: "start_time", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Transaction{}.StartTime), Eq: fieldmap.EqualTimestamp}},
+	{Number: 6, Name: "expiration_time", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Transaction{}.ExpirationTime), Eq: fieldmap.EqualTimestamp}},
 	{Number: 7, Name: "buyer_cluster_id", Off: unsafe.Offsetof(Transaction{}.BuyerClusterId), Op: fieldmap.OpString},
 	{Number: 8, Name: "state", Off: unsafe.Offsetof(Transaction{}.State), Op: fieldmap.OpInt32},
 	{Number: 9, Name: "contract_id", Off: unsafe.Offsetof(Transaction{}.ContractId), Op: fieldmap.OpString},

@@ -81,8 +81,8 @@ const (
 )
 
 var _ResourceFilter_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceFilter{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "match", Kind: fieldmap.KindMessage, Sub: _ResourceMatchSelector_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Match, *ResourceMatchSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
-	{Number: 2, Name: "range", Kind: fieldmap.KindMessage, Sub: _ResourceRangeSelector_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Range, *ResourceRangeSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
+	{Number: 1, Name: "match", Kind: fieldmap.KindMessage, Sub: _ResourceMatchSelector_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(ResourceFilter{}.Filter), Wrapper: (*ResourceFilter_Match)(nil), Eq: (*ResourceMatchSelector).Equal}},
+	{Number: 2, Name: "range", Kind: fieldmap.KindMessage, Sub: _ResourceRangeSelector_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(ResourceFilter{}.Filter), Wrapper: (*ResourceFilter_Range)(nil), Eq: (*ResourceRangeSelector).Equal}},
 }}
 
 var _ResourceFilter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ResourceFilter", _ResourceFilter_shape, false)
@@ -136,8 +136,8 @@ const (
 )
 
 var _StringFilter_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StringFilter{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "exact", Value: &fieldmap.ScalarMember[*StringFilter_Exact, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
-	{Number: 2, Name: "regex", Value: &fieldmap.ScalarMember[*StringFilter_Regex, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
+	{Number: 1, Name: "exact", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(StringFilter{}.Filter), Wrapper: (*StringFilter_Exact)(nil), Op: fieldmap.OpString}},
+	{Number: 2, Name: "regex", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(StringFilter{}.Filter), Wrapper: (*StringFilter_Regex)(nil), Op: fieldmap.OpString}},
 }}
 
 var _StringFilter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.StringFilter", _StringFilter_shape, false)
@@ -586,10 +586,10 @@ const (
 
 var _Selector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Selector{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "flavor_type", Off: unsafe.Offsetof(Selector{}.FlavorType), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8SliceSelector_shape, Value: &fieldmap.MessageMember[*Selector_K8Slice, *K8SliceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
-	{Number: 3, Name: "service", Kind: fieldmap.KindMessage, Sub: _ServiceSelector_shape, Value: &fieldmap.MessageMember[*Selector_Service, *ServiceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
-	{Number: 4, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VMSelector_shape, Value: &fieldmap.MessageMember[*Selector_Vm, *VMSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
-	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _SensorSelector_shape, Value: &fieldmap.MessageMember[*Selector_Sensor, *SensorSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
+	{Number: 2, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8SliceSelector_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Selector{}.Filter), Wrapper: (*Selector_K8Slice)(nil), Eq: (*K8SliceSelector).Equal}},
+	{Number: 3, Name: "service", Kind: fieldmap.KindMessage, Sub: _ServiceSelector_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Selector{}.Filter), Wrapper: (*Selector_Service)(nil), Eq: (*ServiceSelector).Equal}},
+	{Number: 4, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VMSelector_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Selector{}.Filter), Wrapper: (*Selector_Vm)(nil), Eq: (*VMSelector).Equal}},
+	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _SensorSelector_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Selector{}.Filter), Wrapper: (*Selector_Sensor)(nil), Eq: (*SensorSelector).Equal}},
 }}
 
 var _Selector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Selector", _Selector_shape, false)

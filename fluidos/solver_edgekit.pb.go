@@ -8,8 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	durationpb "google.golang.org/protobuf/types/known/durationpb"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	bits "math/bits"
 	unsafe "unsafe"
 )
@@ -67,8 +65,8 @@ var _SolverStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverStatus{}), F
 	{Number: 9, Name: "contract_id", Off: unsafe.Offsetof(SolverStatus{}.ContractId), Op: fieldmap.OpString},
 	{Number: 10, Name: "allocation_id", Off: unsafe.Offsetof(SolverStatus{}.AllocationId), Op: fieldmap.OpString},
 	{Number: 11, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _PeeringTargetCredentials_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(SolverStatus{}.Credentials)}},
-	{Number: 12, Name: "last_change_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(SolverStatus{}.LastChangeTime)}},
-	{Number: 13, Name: "attempts", Kind: fieldmap.KindList, Sub: _SolverAttempt_shape, Value: &fieldmap.MessageList[*SolverAttempt]{Off: unsafe.Offsetof(SolverStatus{}.Attempts)}},
+	{Number: 12, Name: "last_change_time", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(SolverStatus{}.LastChangeTime), Eq: fieldmap.EqualTimestamp}},
+	{Number: 13, Name: "attempts", Kind: fieldmap.KindList, Sub: _SolverAttempt_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(SolverStatus{}.Attempts), Eq: (*SolverAttempt).Equal, Size: unsafe.Sizeof(SolverAttempt{})}},
 }}
 
 var _SolverStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverStatus", _SolverStatus_shape, false)
@@ -141,10 +139,10 @@ const (
 )
 
 var _SolverTimeouts_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverTimeouts{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "discovery", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Discovery)}},
-	{Number: 2, Name: "reservation", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Reservation)}},
-	{Number: 3, Name: "purchase", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Purchase)}},
-	{Number: 4, Name: "allocation", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Allocation)}},
+	{Number: 1, Name: "discovery", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(SolverTimeouts{}.Discovery), Eq: fieldmap.EqualDuration}},
+	{Number: 2, Name: "reservation", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(SolverTimeouts{}.Reservation), Eq: fieldmap.EqualDuration}},
+	{Number: 3, Name: "purchase", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(SolverTimeouts{}.Purchase), Eq: fieldmap.EqualDuration}},
+	{Number: 4, Name: "allocation", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(SolverTimeouts{}.Allocation), Eq: fieldmap.EqualDuration}},
 }}
 
 var _SolverTimeouts_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverTimeouts", _SolverTimeouts_shape, false)
@@ -350,7 +348,7 @@ var _Solver_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Solver{}), Fields: []fie
 	{Number: 7, Name: "status", Kind: fieldmap.KindMessage, Sub: _SolverStatus_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Solver{}.Status)}},
 	{Number: 8, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Solver{}.Configuration)}},
 	{Number: 9, Name: "timeouts", Kind: fieldmap.KindMessage, Sub: _SolverTimeouts_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Solver{}.Timeouts)}},
-	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Solver{}.CreatedAt)}},
+	{Number: 10, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Solver{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
 }}
 
 var _Solver_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Solver", _Solver_shape, false)

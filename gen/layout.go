@@ -31,26 +31,43 @@ func (g *GeneratedFile) layout(msg *protogen.Message, f *protogen.Field, sub boo
 	off := g.Ident(UnsafePackage, "Offsetof") + "(" + typ + "{}." + name + ")"
 	d := f.Desc
 	switch {
+	case InOneof(f) && IsMessage(f):
+		return ", Value: &" + g.Fieldmap("EqMember") + "{Off: " + off + ", Wrapper: (" + g.OneofWrapper(f) + ")(nil), Eq: " + g.messageEq(f.Message) + "}"
 	case InOneof(f):
-		load := "Load: func(m " + g.Ident(UnsafePackage, "Pointer") + ") any { return (*" + typ + ")(m)." + name + " }"
-		return ", Value: &" + g.Fieldmap(valueKind(f)+"Member") + "[" + g.OneofWrapper(f) + g.valueArgs(f) + "]{" + load + "}"
+		return ", Value: &" + g.Fieldmap("OpMember") + "{Off: " + off + ", Wrapper: (" + g.OneofWrapper(f) + ")(nil), Op: " + g.Fieldmap("Op"+opKind(d.Kind())) + "}"
 	case d.IsMap():
 		key, val := f.Message.Fields[0], f.Message.Fields[1]
 		return ", Value: &" + g.Fieldmap(valueKind(val)+"Map") + "[" + g.ElemType(key) + g.valueArgs(val) + "]{Off: " + off + "}"
 	case d.IsList() && IsMessage(f):
-		return ", Value: &" + g.Fieldmap("MessageList") + "[" + g.MessageType(f.Message) + "]{Off: " + off + "}"
+		return ", Value: &" + g.Fieldmap("EqMessageList") + "{Off: " + off + ", Eq: " + g.messageEq(f.Message) + ", Size: " + g.layoutSize(f.Message) + "}"
 	case d.IsList():
 		return ", Off: " + off + ", Op: " + g.Fieldmap("OpList"+opKind(d.Kind()))
 	case IsMessage(f) && sub:
 		return ", Value: &" + g.Fieldmap("MessageBelow") + "{Off: " + off + "}"
 	case IsMessage(f):
-		return ", Value: &" + g.Fieldmap("MessageField") + "[" + g.MessageType(f.Message) + "]{Off: " + off + "}"
+		return ", Value: &" + g.Fieldmap("EqMessage") + "{Off: " + off + ", Eq: " + g.messageEq(f.Message) + "}"
 	case IsPointerScalar(f):
 		return ", Off: " + off + ", Op: " + g.Fieldmap("OpPtr"+opKind(d.Kind()))
 	case d.Kind() == protoreflect.BytesKind && d.HasPresence():
 		return ", Off: " + off + ", Op: " + g.Fieldmap("OpBytesPresence")
 	}
 	return ", Off: " + off + ", Op: " + g.Fieldmap("Op"+opKind(d.Kind()))
+}
+
+// messageEq returns the Eq of the non-generic fieldmap Values of messages
+// of type msg, a func(*M, *M) bool under proto.Equal's rules that is a
+// constant, so that the shape literal stays static data and costs the
+// package no code: the generated Equal method when this package has one,
+// the fieldmap helper of a well-known type, else fieldmap.Equal (through
+// the message's Equal method when its package generated one).
+func (g *GeneratedFile) messageEq(msg *protogen.Message) string {
+	if g.Model.Generates(msg, "equal") {
+		return "(" + g.MessageType(msg) + ").Equal"
+	}
+	if name := WellKnownHelper(msg); name != "" {
+		return g.Fieldmap("Equal" + name)
+	}
+	return g.Fieldmap("Equal") + "[" + g.MessageType(msg) + "]"
 }
 
 // valueKind names the fieldmap Value types (<kind>Map, <kind>Member) for

@@ -10,11 +10,8 @@ import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	other "github.com/edgekit/edgekit/internal/testpb/other"
-	anypb "google.golang.org/protobuf/types/known/anypb"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
-	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
-	wrapperspb "google.golang.org/protobuf/types/known/wrapperspb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
@@ -207,7 +204,7 @@ const (
 var _Middle_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Middle{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(Middle{}.Name), Op: fieldmap.OpString},
 	{Number: 2, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Middle{}.Leaf)}},
-	{Number: 3, Name: "leaves", Kind: fieldmap.KindList, Sub: _Leaf_shape, Value: &fieldmap.MessageList[*Leaf]{Off: unsafe.Offsetof(Middle{}.Leaves)}},
+	{Number: 3, Name: "leaves", Kind: fieldmap.KindList, Sub: _Leaf_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Middle{}.Leaves), Eq: (*Leaf).Equal, Size: unsafe.Sizeof(Leaf{})}},
 }}
 
 var _Middle_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Middle", _Middle_shape, false)
@@ -356,15 +353,15 @@ var _Key_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Key{}), Fields: []fieldmap.
 }}
 
 var _Wkt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Wkt{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "ts", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Wkt{}.Ts)}},
-	{Number: 2, Name: "dur", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Wkt{}.Dur)}},
-	{Number: 3, Name: "str", Value: &fieldmap.MessageField[*wrapperspb.StringValue]{Off: unsafe.Offsetof(Wkt{}.Str)}},
-	{Number: 4, Name: "i64", Value: &fieldmap.MessageField[*wrapperspb.Int64Value]{Off: unsafe.Offsetof(Wkt{}.I64)}},
-	{Number: 5, Name: "flag", Value: &fieldmap.MessageField[*wrapperspb.BoolValue]{Off: unsafe.Offsetof(Wkt{}.Flag)}},
-	{Number: 6, Name: "st", Value: &fieldmap.MessageField[*structpb.Struct]{Off: unsafe.Offsetof(Wkt{}.St)}},
-	{Number: 7, Name: "any", Value: &fieldmap.MessageField[*anypb.Any]{Off: unsafe.Offsetof(Wkt{}.Any)}},
-	{Number: 8, Name: "val", Value: &fieldmap.MessageField[*structpb.Value]{Off: unsafe.Offsetof(Wkt{}.Val)}},
-	{Number: 9, Name: "times", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Wkt{}.Times)}},
+	{Number: 1, Name: "ts", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Wkt{}.Ts), Eq: fieldmap.EqualTimestamp}},
+	{Number: 2, Name: "dur", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Wkt{}.Dur), Eq: fieldmap.EqualDuration}},
+	{Number: 3, Name: "str", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Wkt{}.Str), Eq: fieldmap.EqualStringValue}},
+	{Number: 4, Name: "i64", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Wkt{}.I64), Eq: fieldmap.EqualInt64Value}},
+	{Number: 5, Name: "flag", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Wkt{}.Flag), Eq: fieldmap.EqualBoolValue}},
+	{Number: 6, Name: "st", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Wkt{}.St), Eq: fieldmap.EqualStruct}},
+	{Number: 7, Name: "any", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Wkt{}.Any), Eq: fieldmap.EqualAny}},
+	{Number: 8, Name: "val", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Wkt{}.Val), Eq: fieldmap.EqualValue}},
+	{Number: 9, Name: "times", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Wkt{}.Times), Eq: fieldmap.EqualTimestamp, Size: unsafe.Sizeof(timestamppb.Timestamp{})}},
 	{Number: 10, Name: "durs", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *durationpb.Duration]{Off: unsafe.Offsetof(Wkt{}.Durs)}},
 }}
 
@@ -379,7 +376,7 @@ var _Top_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Top{}), Fields: []fieldmap.
 	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _Key_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Top{}.Key)}},
 	{Number: 2, Name: "middle", Kind: fieldmap.KindMessage, Sub: _Middle_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Top{}.Middle)}},
 	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Top{}.Tags), Op: fieldmap.OpListString},
-	{Number: 4, Name: "middles", Kind: fieldmap.KindList, Sub: _Middle_shape, Value: &fieldmap.MessageList[*Middle]{Off: unsafe.Offsetof(Top{}.Middles)}},
+	{Number: 4, Name: "middles", Kind: fieldmap.KindList, Sub: _Middle_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Top{}.Middles), Eq: (*Middle).Equal, Size: unsafe.Sizeof(Middle{})}},
 	{Number: 5, Name: "labels", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Top{}.Labels)}},
 	{Number: 6, Name: "leaf_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *Leaf]{Off: unsafe.Offsetof(Top{}.LeafMap)}},
 	{Number: 7, Name: "blobs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Top{}.Blobs), Op: fieldmap.OpListBytes},
@@ -387,19 +384,19 @@ var _Top_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Top{}), Fields: []fieldmap.
 	{Number: 9, Name: "states", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Top{}.States), Op: fieldmap.OpListInt32},
 	{Number: 10, Name: "blob_map", Kind: fieldmap.KindMap, Value: &fieldmap.BytesMap[string]{Off: unsafe.Offsetof(Top{}.BlobMap)}},
 	{Number: 11, Name: "state_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[bool, State]{Off: unsafe.Offsetof(Top{}.StateMap)}},
-	{Number: 12, Name: "choice_name", Value: &fieldmap.ScalarMember[*Top_ChoiceName, string]{Load: func(m unsafe.Pointer) any { return (*Top)(m).Choice }}},
-	{Number: 13, Name: "choice_leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageMember[*Top_ChoiceLeaf, *Leaf]{Load: func(m unsafe.Pointer) any { return (*Top)(m).Choice }}},
-	{Number: 14, Name: "choice_number", Value: &fieldmap.ScalarMember[*Top_ChoiceNumber, int32]{Load: func(m unsafe.Pointer) any { return (*Top)(m).Choice }}},
-	{Number: 15, Name: "choice_bytes", Value: &fieldmap.BytesMember[*Top_ChoiceBytes]{Load: func(m unsafe.Pointer) any { return (*Top)(m).Choice }}},
+	{Number: 12, Name: "choice_name", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(Top{}.Choice), Wrapper: (*Top_ChoiceName)(nil), Op: fieldmap.OpString}},
+	{Number: 13, Name: "choice_leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Top{}.Choice), Wrapper: (*Top_ChoiceLeaf)(nil), Eq: (*Leaf).Equal}},
+	{Number: 14, Name: "choice_number", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(Top{}.Choice), Wrapper: (*Top_ChoiceNumber)(nil), Op: fieldmap.OpInt32}},
+	{Number: 15, Name: "choice_bytes", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(Top{}.Choice), Wrapper: (*Top_ChoiceBytes)(nil), Op: fieldmap.OpBytes}},
 	{Number: 16, Name: "scalars", Kind: fieldmap.KindMessage, Sub: _Scalars_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Top{}.Scalars)}},
 	{Number: 17, Name: "optionals", Kind: fieldmap.KindMessage, Sub: _Optionals_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Top{}.Optionals)}},
 	{Number: 18, Name: "wkt", Kind: fieldmap.KindMessage, Sub: _Wkt_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Top{}.Wkt)}},
 	{Number: 19, Name: "label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Top{}.Label)}},
-	{Number: 20, Name: "labels_other", Kind: fieldmap.KindList, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape, Value: &fieldmap.MessageList[*other.Label]{Off: unsafe.Offsetof(Top{}.LabelsOther)}},
+	{Number: 20, Name: "labels_other", Kind: fieldmap.KindList, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Top{}.LabelsOther), Eq: fieldmap.Equal[*other.Label], Size: unsafe.Sizeof(other.Label{})}},
 	{Number: 21, Name: "password", Off: unsafe.Offsetof(Top{}.Password), Op: fieldmap.OpString},
-	{Number: 22, Name: "atomic_leaf", Value: &fieldmap.MessageField[*Leaf]{Off: unsafe.Offsetof(Top{}.AtomicLeaf)}},
+	{Number: 22, Name: "atomic_leaf", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Top{}.AtomicLeaf), Eq: (*Leaf).Equal}},
 	{Number: 23, Name: "label_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *other.Label]{Off: unsafe.Offsetof(Top{}.LabelMap)}},
-	{Number: 24, Name: "empty", Value: &fieldmap.MessageField[*Empty]{Off: unsafe.Offsetof(Top{}.Empty)}},
+	{Number: 24, Name: "empty", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Top{}.Empty), Eq: (*Empty).Equal}},
 }}
 
 var _Top_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Top", _Top_shape, true)
@@ -602,14 +599,14 @@ const (
 
 var _Branch_shape_10ws6na = &fieldmap.Shape{Size: unsafe.Sizeof(Branch{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "label", Off: unsafe.Offsetof(Branch{}.Label), Op: fieldmap.OpString},
-	{Number: 2, Name: "tree", Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Branch{}.Tree)}},
+	{Number: 2, Name: "tree", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Branch{}.Tree), Eq: (*Tree).Equal}},
 }}
 
 var _Tree_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Tree{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(Tree{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "left", Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Tree{}.Left)}},
-	{Number: 3, Name: "right", Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Tree{}.Right)}},
-	{Number: 4, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*Tree]{Off: unsafe.Offsetof(Tree{}.Children)}},
+	{Number: 2, Name: "left", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Tree{}.Left), Eq: (*Tree).Equal}},
+	{Number: 3, Name: "right", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Tree{}.Right), Eq: (*Tree).Equal}},
+	{Number: 4, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Tree{}.Children), Eq: (*Tree).Equal, Size: unsafe.Sizeof(Tree{})}},
 	{Number: 5, Name: "branch", Kind: fieldmap.KindMessage, Sub: _Branch_shape_10ws6na, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Tree{}.Branch)}},
 }}
 
@@ -646,10 +643,10 @@ const (
 
 var _Tree_shape_jfhjda = &fieldmap.Shape{Size: unsafe.Sizeof(Tree{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(Tree{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "left", Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Tree{}.Left)}},
-	{Number: 3, Name: "right", Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Tree{}.Right)}},
-	{Number: 4, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*Tree]{Off: unsafe.Offsetof(Tree{}.Children)}},
-	{Number: 5, Name: "branch", Value: &fieldmap.MessageField[*Branch]{Off: unsafe.Offsetof(Tree{}.Branch)}},
+	{Number: 2, Name: "left", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Tree{}.Left), Eq: (*Tree).Equal}},
+	{Number: 3, Name: "right", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Tree{}.Right), Eq: (*Tree).Equal}},
+	{Number: 4, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Tree{}.Children), Eq: (*Tree).Equal, Size: unsafe.Sizeof(Tree{})}},
+	{Number: 5, Name: "branch", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Tree{}.Branch), Eq: (*Branch).Equal}},
 }}
 
 var _Branch_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Branch{}), Fields: []fieldmap.ShapeField{
@@ -710,7 +707,7 @@ var _Outer_Inner_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Outer_Inner{}), Fie
 
 var _Outer_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Outer{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "inner", Kind: fieldmap.KindMessage, Sub: _Outer_Inner_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Outer{}.Inner)}},
-	{Number: 2, Name: "inners", Kind: fieldmap.KindList, Sub: _Outer_Inner_shape, Value: &fieldmap.MessageList[*Outer_Inner]{Off: unsafe.Offsetof(Outer{}.Inners)}},
+	{Number: 2, Name: "inners", Kind: fieldmap.KindList, Sub: _Outer_Inner_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Outer{}.Inners), Eq: (*Outer_Inner).Equal, Size: unsafe.Sizeof(Outer_Inner{})}},
 	{Number: 3, Name: "inner_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Outer_Inner]{Off: unsafe.Offsetof(Outer{}.InnerMap)}},
 }}
 
@@ -795,11 +792,11 @@ const (
 var _Secrets_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Secrets{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "api_key", Off: unsafe.Offsetof(Secrets{}.ApiKey), Op: fieldmap.OpString},
 	{Number: 2, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Secrets{}.Leaf)}},
-	{Number: 3, Name: "leaves", Kind: fieldmap.KindList, Sub: _Leaf_shape, Value: &fieldmap.MessageList[*Leaf]{Off: unsafe.Offsetof(Secrets{}.Leaves)}},
+	{Number: 3, Name: "leaves", Kind: fieldmap.KindList, Sub: _Leaf_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Secrets{}.Leaves), Eq: (*Leaf).Equal, Size: unsafe.Sizeof(Leaf{})}},
 	{Number: 4, Name: "leaf_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Leaf]{Off: unsafe.Offsetof(Secrets{}.LeafMap)}},
-	{Number: 5, Name: "cred_token", Value: &fieldmap.ScalarMember[*Secrets_CredToken, string]{Load: func(m unsafe.Pointer) any { return (*Secrets)(m).Cred }}},
-	{Number: 6, Name: "cred_leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageMember[*Secrets_CredLeaf, *Leaf]{Load: func(m unsafe.Pointer) any { return (*Secrets)(m).Cred }}},
-	{Number: 7, Name: "cred_user", Value: &fieldmap.ScalarMember[*Secrets_CredUser, string]{Load: func(m unsafe.Pointer) any { return (*Secrets)(m).Cred }}},
+	{Number: 5, Name: "cred_token", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(Secrets{}.Cred), Wrapper: (*Secrets_CredToken)(nil), Op: fieldmap.OpString}},
+	{Number: 6, Name: "cred_leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Secrets{}.Cred), Wrapper: (*Secrets_CredLeaf)(nil), Eq: (*Leaf).Equal}},
+	{Number: 7, Name: "cred_user", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(Secrets{}.Cred), Wrapper: (*Secrets_CredUser)(nil), Op: fieldmap.OpString}},
 	{Number: 8, Name: "outer", Kind: fieldmap.KindMessage, Sub: _Outer_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Secrets{}.Outer)}},
 	{Number: 9, Name: "label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Secrets{}.Label)}},
 	{Number: 10, Name: "cert", Off: unsafe.Offsetof(Secrets{}.Cert), Op: fieldmap.OpBytes},

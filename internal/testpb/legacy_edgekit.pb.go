@@ -49,12 +49,12 @@ var _Legacy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Legacy{}), Fields: []fie
 	{Number: 4, Name: "data", Off: unsafe.Offsetof(Legacy{}.Data), Op: fieldmap.OpBytesPresence},
 	{Number: 5, Name: "values", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Legacy{}.Values), Op: fieldmap.OpListInt64},
 	{Number: 6, Name: "ratio", Off: unsafe.Offsetof(Legacy{}.Ratio), Op: fieldmap.OpPtrFloat64},
-	{Number: 7, Name: "next", Value: &fieldmap.MessageField[*Legacy]{Off: unsafe.Offsetof(Legacy{}.Next)}},
+	{Number: 7, Name: "next", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Legacy{}.Next), Eq: (*Legacy).Equal}},
 	{Number: 8, Name: "id", Off: unsafe.Offsetof(Legacy{}.Id), Op: fieldmap.OpPtrString},
 	{Number: 9, Name: "item", Kind: fieldmap.KindMessage, Sub: _Legacy_Item_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Legacy{}.Item)}},
 	{Number: 12, Name: "modes", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, Legacy_Mode]{Off: unsafe.Offsetof(Legacy{}.Modes)}},
-	{Number: 13, Name: "pick_name", Value: &fieldmap.ScalarMember[*Legacy_PickName, string]{Load: func(m unsafe.Pointer) any { return (*Legacy)(m).Pick }}},
-	{Number: 14, Name: "pick_mode", Value: &fieldmap.ScalarMember[*Legacy_PickMode, Legacy_Mode]{Load: func(m unsafe.Pointer) any { return (*Legacy)(m).Pick }}},
+	{Number: 13, Name: "pick_name", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(Legacy{}.Pick), Wrapper: (*Legacy_PickName)(nil), Op: fieldmap.OpString}},
+	{Number: 14, Name: "pick_mode", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(Legacy{}.Pick), Wrapper: (*Legacy_PickMode)(nil), Op: fieldmap.OpInt32}},
 	{Number: 15, Name: "secret", Off: unsafe.Offsetof(Legacy{}.Secret), Op: fieldmap.OpPtrString},
 }}
 

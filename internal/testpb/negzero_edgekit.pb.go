@@ -70,8 +70,8 @@ var _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape = &fieldmap.Shape{Size: uns
 var _NegZeroHolder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NegZeroHolder{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "ext", Kind: fieldmap.KindMessage, Sub: _Extendable_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(NegZeroHolder{}.Ext)}},
 	{Number: 2, Name: "plain", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(NegZeroHolder{}.Plain)}},
-	{Number: 3, Name: "exts", Kind: fieldmap.KindList, Sub: _Extendable_shape, Value: &fieldmap.MessageList[*Extendable]{Off: unsafe.Offsetof(NegZeroHolder{}.Exts)}},
-	{Number: 4, Name: "plains", Kind: fieldmap.KindList, Sub: _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape, Value: &fieldmap.MessageList[*plain.Plain]{Off: unsafe.Offsetof(NegZeroHolder{}.Plains)}},
+	{Number: 3, Name: "exts", Kind: fieldmap.KindList, Sub: _Extendable_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(NegZeroHolder{}.Exts), Eq: (*Extendable).Equal, Size: unsafe.Sizeof(Extendable{})}},
+	{Number: 4, Name: "plains", Kind: fieldmap.KindList, Sub: _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(NegZeroHolder{}.Plains), Eq: fieldmap.Equal[*plain.Plain], Size: unsafe.Sizeof(plain.Plain{})}},
 }}
 
 var _NegZeroHolder_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.NegZeroHolder", _NegZeroHolder_shape, false)

@@ -173,7 +173,7 @@ const (
 var _TortureGroups_PickGroup_shape_piss7n = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups_PickGroup{}), Fields: []fieldmap.ShapeField{
 	{Number: 2, Name: "text", Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Text), Op: fieldmap.OpPtrString},
 	{Number: 3, Name: "sign", Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Sign), Op: fieldmap.OpPtrInt32},
-	{Number: 4, Name: "back", Value: &fieldmap.MessageField[*TortureGroups]{Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Back)}},
+	{Number: 4, Name: "back", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Back), Eq: (*TortureGroups).Equal}},
 }}
 
 var _TortureGroups_PickSecret_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups_PickSecret{}), Fields: []fieldmap.ShapeField{
@@ -199,11 +199,11 @@ var _TortureGroups_Nested_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGro
 }}
 
 var _TortureGroups_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "pickgroup", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickGroup_shape_piss7n, Value: &fieldmap.MessageMember[*TortureGroups_Pickgroup, *TortureGroups_PickGroup]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
-	{Number: 5, Name: "pick_sign", Value: &fieldmap.ScalarMember[*TortureGroups_PickSign, TortureSign]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
-	{Number: 6, Name: "pick_bytes", Value: &fieldmap.BytesMember[*TortureGroups_PickBytes]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
-	{Number: 7, Name: "picksecret", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickSecret_shape, Value: &fieldmap.MessageMember[*TortureGroups_Picksecret, *TortureGroups_PickSecret]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
-	{Number: 10, Name: "row", Kind: fieldmap.KindList, Sub: _TortureGroups_Row_shape, Value: &fieldmap.MessageList[*TortureGroups_Row]{Off: unsafe.Offsetof(TortureGroups{}.Row)}},
+	{Number: 1, Name: "pickgroup", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickGroup_shape_piss7n, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(TortureGroups{}.Pick), Wrapper: (*TortureGroups_Pickgroup)(nil), Eq: (*TortureGroups_PickGroup).Equal}},
+	{Number: 5, Name: "pick_sign", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureGroups{}.Pick), Wrapper: (*TortureGroups_PickSign)(nil), Op: fieldmap.OpInt32}},
+	{Number: 6, Name: "pick_bytes", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureGroups{}.Pick), Wrapper: (*TortureGroups_PickBytes)(nil), Op: fieldmap.OpBytes}},
+	{Number: 7, Name: "picksecret", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickSecret_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(TortureGroups{}.Pick), Wrapper: (*TortureGroups_Picksecret)(nil), Eq: (*TortureGroups_PickSecret).Equal}},
+	{Number: 10, Name: "row", Kind: fieldmap.KindList, Sub: _TortureGroups_Row_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureGroups{}.Row), Eq: (*TortureGroups_Row).Equal, Size: unsafe.Sizeof(TortureGroups_Row{})}},
 	{Number: 13, Name: "hidden", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Hidden_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureGroups{}.Hidden)}},
 	{Number: 15, Name: "sign_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, TortureSign]{Off: unsafe.Offsetof(TortureGroups{}.SignMap)}},
 	{Number: 16, Name: "inner_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *TortureDefaults_Inner]{Off: unsafe.Offsetof(TortureGroups{}.InnerMap)}},
@@ -263,11 +263,11 @@ const (
 )
 
 var _TortureGroups_shape_1sa1n69 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "pickgroup", Value: &fieldmap.MessageMember[*TortureGroups_Pickgroup, *TortureGroups_PickGroup]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
-	{Number: 5, Name: "pick_sign", Value: &fieldmap.ScalarMember[*TortureGroups_PickSign, TortureSign]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
-	{Number: 6, Name: "pick_bytes", Value: &fieldmap.BytesMember[*TortureGroups_PickBytes]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
-	{Number: 7, Name: "picksecret", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickSecret_shape, Value: &fieldmap.MessageMember[*TortureGroups_Picksecret, *TortureGroups_PickSecret]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
-	{Number: 10, Name: "row", Kind: fieldmap.KindList, Sub: _TortureGroups_Row_shape, Value: &fieldmap.MessageList[*TortureGroups_Row]{Off: unsafe.Offsetof(TortureGroups{}.Row)}},
+	{Number: 1, Name: "pickgroup", Value: &fieldmap.EqMember{Off: unsafe.Offsetof(TortureGroups{}.Pick), Wrapper: (*TortureGroups_Pickgroup)(nil), Eq: (*TortureGroups_PickGroup).Equal}},
+	{Number: 5, Name: "pick_sign", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureGroups{}.Pick), Wrapper: (*TortureGroups_PickSign)(nil), Op: fieldmap.OpInt32}},
+	{Number: 6, Name: "pick_bytes", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureGroups{}.Pick), Wrapper: (*TortureGroups_PickBytes)(nil), Op: fieldmap.OpBytes}},
+	{Number: 7, Name: "picksecret", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickSecret_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(TortureGroups{}.Pick), Wrapper: (*TortureGroups_Picksecret)(nil), Eq: (*TortureGroups_PickSecret).Equal}},
+	{Number: 10, Name: "row", Kind: fieldmap.KindList, Sub: _TortureGroups_Row_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureGroups{}.Row), Eq: (*TortureGroups_Row).Equal, Size: unsafe.Sizeof(TortureGroups_Row{})}},
 	{Number: 13, Name: "hidden", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Hidden_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureGroups{}.Hidden)}},
 	{Number: 15, Name: "sign_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, TortureSign]{Off: unsafe.Offsetof(TortureGroups{}.SignMap)}},
 	{Number: 16, Name: "inner_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *TortureDefaults_Inner]{Off: unsafe.Offsetof(TortureGroups{}.InnerMap)}},

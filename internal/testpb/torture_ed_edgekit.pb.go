@@ -82,7 +82,7 @@ var _TortureEdition_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEdition{}
 	{Number: 10, Name: "implicit_open", Off: unsafe.Offsetof(TortureEdition{}.ImplicitOpen), Op: fieldmap.OpInt32},
 	{Number: 11, Name: "closed_default", Off: unsafe.Offsetof(TortureEdition{}.ClosedDefault), Op: fieldmap.OpPtrInt32},
 	{Number: 12, Name: "delimited", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureEdition{}.Delimited)}},
-	{Number: 13, Name: "delimited_list", Kind: fieldmap.KindList, Sub: _TortureEditionPart_shape, Value: &fieldmap.MessageList[*TortureEditionPart]{Off: unsafe.Offsetof(TortureEdition{}.DelimitedList)}},
+	{Number: 13, Name: "delimited_list", Kind: fieldmap.KindList, Sub: _TortureEditionPart_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureEdition{}.DelimitedList), Eq: (*TortureEditionPart).Equal, Size: unsafe.Sizeof(TortureEditionPart{})}},
 	{Number: 14, Name: "closed_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, TortureClosedZero]{Off: unsafe.Offsetof(TortureEdition{}.ClosedMap)}},
 	{Number: 15, Name: "open_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[int32, TortureOpen]{Off: unsafe.Offsetof(TortureEdition{}.OpenMap)}},
 	{Number: 16, Name: "closed_list", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureEdition{}.ClosedList), Op: fieldmap.OpListInt32},
@@ -92,11 +92,11 @@ var _TortureEdition_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEdition{}
 	{Number: 20, Name: "implicit_float", Off: unsafe.Offsetof(TortureEdition{}.ImplicitFloat), Op: fieldmap.OpFloat32},
 	{Number: 21, Name: "implicit_bool", Off: unsafe.Offsetof(TortureEdition{}.ImplicitBool), Op: fieldmap.OpBool},
 	{Number: 22, Name: "raw", Off: unsafe.Offsetof(TortureEdition{}.Raw), Op: fieldmap.OpPtrString},
-	{Number: 23, Name: "choice_closed", Value: &fieldmap.ScalarMember[*TortureEdition_ChoiceClosed, TortureClosed]{Load: func(m unsafe.Pointer) any { return (*TortureEdition)(m).Choice }}},
-	{Number: 24, Name: "choice_part", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape, Value: &fieldmap.MessageMember[*TortureEdition_ChoicePart, *TortureEditionPart]{Load: func(m unsafe.Pointer) any { return (*TortureEdition)(m).Choice }}},
-	{Number: 25, Name: "choice_text", Value: &fieldmap.ScalarMember[*TortureEdition_ChoiceText, string]{Load: func(m unsafe.Pointer) any { return (*TortureEdition)(m).Choice }}},
+	{Number: 23, Name: "choice_closed", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureEdition{}.Choice), Wrapper: (*TortureEdition_ChoiceClosed)(nil), Op: fieldmap.OpInt32}},
+	{Number: 24, Name: "choice_part", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(TortureEdition{}.Choice), Wrapper: (*TortureEdition_ChoicePart)(nil), Eq: (*TortureEditionPart).Equal}},
+	{Number: 25, Name: "choice_text", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureEdition{}.Choice), Wrapper: (*TortureEdition_ChoiceText)(nil), Op: fieldmap.OpString}},
 	{Number: 26, Name: "part_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureEditionPart]{Off: unsafe.Offsetof(TortureEdition{}.PartMap)}},
-	{Number: 27, Name: "self", Value: &fieldmap.MessageField[*TortureEdition]{Off: unsafe.Offsetof(TortureEdition{}.Self)}},
+	{Number: 27, Name: "self", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(TortureEdition{}.Self), Eq: (*TortureEdition).Equal}},
 }}
 
 var _TortureEdition_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEdition", _TortureEdition_shape, true)

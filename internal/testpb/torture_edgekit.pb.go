@@ -89,9 +89,9 @@ var _TortureNames_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureNames{}), F
 	{Number: 27, Name: "true", Off: unsafe.Offsetof(TortureNames{}.True), Op: fieldmap.OpString},
 	{Number: 28, Name: "len", Off: unsafe.Offsetof(TortureNames{}.Len), Op: fieldmap.OpString},
 	{Number: 29, Name: "error", Off: unsafe.Offsetof(TortureNames{}.Error), Op: fieldmap.OpString},
-	{Number: 30, Name: "self", Value: &fieldmap.MessageField[*TortureNames]{Off: unsafe.Offsetof(TortureNames{}.Self)}},
-	{Number: 31, Name: "chan", Value: &fieldmap.ScalarMember[*TortureNames_Chan, string]{Load: func(m unsafe.Pointer) any { return (*TortureNames)(m).Select }}},
-	{Number: 32, Name: "range", Value: &fieldmap.ScalarMember[*TortureNames_Range, int32]{Load: func(m unsafe.Pointer) any { return (*TortureNames)(m).Select }}},
+	{Number: 30, Name: "self", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(TortureNames{}.Self), Eq: (*TortureNames).Equal}},
+	{Number: 31, Name: "chan", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureNames{}.Select), Wrapper: (*TortureNames_Chan)(nil), Op: fieldmap.OpString}},
+	{Number: 32, Name: "range", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureNames{}.Select), Wrapper: (*TortureNames_Range)(nil), Op: fieldmap.OpInt32}},
 	{Number: 33, Name: "interface", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(TortureNames{}.Interface)}},
 	{Number: 34, Name: "var", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureNames{}.Var), Op: fieldmap.OpListString},
 }}
@@ -153,7 +153,7 @@ const (
 var _Torture_2X_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Torture_2X{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "a_1", Off: unsafe.Offsetof(Torture_2X{}.A_1), Op: fieldmap.OpString},
 	{Number: 2, Name: "b2c", Off: unsafe.Offsetof(Torture_2X{}.B2C), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "next_2", Value: &fieldmap.MessageField[*Torture_2X]{Off: unsafe.Offsetof(Torture_2X{}.Next_2)}},
+	{Number: 3, Name: "next_2", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Torture_2X{}.Next_2), Eq: (*Torture_2X).Equal}},
 }}
 
 var _Torture_2X_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Torture_2x", _Torture_2X_shape, false)
@@ -181,7 +181,7 @@ const (
 
 var _TortureLower_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLower{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "value_", Off: unsafe.Offsetof(TortureLower{}.Value_), Op: fieldmap.OpString},
-	{Number: 2, Name: "again", Value: &fieldmap.MessageField[*TortureLower]{Off: unsafe.Offsetof(TortureLower{}.Again)}},
+	{Number: 2, Name: "again", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(TortureLower{}.Again), Eq: (*TortureLower).Equal}},
 }}
 
 var _TortureLower_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.torture_lower", _TortureLower_shape, false)
@@ -227,7 +227,7 @@ var _TortureDeep_L1_L2_L3_L4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Torture
 
 var _TortureDeep_L1_L2_L3_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep_L1_L2_L3{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "l4", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureDeep_L1_L2_L3{}.L4)}},
-	{Number: 2, Name: "l4s", Kind: fieldmap.KindList, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.MessageList[*TortureDeep_L1_L2_L3_L4]{Off: unsafe.Offsetof(TortureDeep_L1_L2_L3{}.L4S)}},
+	{Number: 2, Name: "l4s", Kind: fieldmap.KindList, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureDeep_L1_L2_L3{}.L4S), Eq: (*TortureDeep_L1_L2_L3_L4).Equal, Size: unsafe.Sizeof(TortureDeep_L1_L2_L3_L4{})}},
 }}
 
 var _TortureDeep_L1_L2_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep_L1_L2{}), Fields: []fieldmap.ShapeField{
@@ -505,19 +505,19 @@ const (
 
 var _TortureLists_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLists{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "moods", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Moods), Op: fieldmap.OpListInt32},
-	{Number: 2, Name: "strings", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*wrapperspb.StringValue]{Off: unsafe.Offsetof(TortureLists{}.Strings)}},
-	{Number: 3, Name: "times", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*timestamppb.Timestamp]{Off: unsafe.Offsetof(TortureLists{}.Times)}},
+	{Number: 2, Name: "strings", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureLists{}.Strings), Eq: fieldmap.EqualStringValue, Size: unsafe.Sizeof(wrapperspb.StringValue{})}},
+	{Number: 3, Name: "times", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureLists{}.Times), Eq: fieldmap.EqualTimestamp, Size: unsafe.Sizeof(timestamppb.Timestamp{})}},
 	{Number: 4, Name: "blobs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Blobs), Op: fieldmap.OpListBytes},
 	{Number: 5, Name: "floats", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Floats), Op: fieldmap.OpListFloat32},
 	{Number: 6, Name: "doubles", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Doubles), Op: fieldmap.OpListFloat64},
-	{Number: 7, Name: "empties", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*Empty]{Off: unsafe.Offsetof(TortureLists{}.Empties)}},
-	{Number: 8, Name: "nested", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*TortureLists]{Off: unsafe.Offsetof(TortureLists{}.Nested)}},
+	{Number: 7, Name: "empties", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureLists{}.Empties), Eq: (*Empty).Equal, Size: unsafe.Sizeof(Empty{})}},
+	{Number: 8, Name: "nested", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureLists{}.Nested), Eq: (*TortureLists).Equal, Size: unsafe.Sizeof(TortureLists{})}},
 	{Number: 9, Name: "colors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Colors), Op: fieldmap.OpListInt32},
 	{Number: 10, Name: "bools", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Bools), Op: fieldmap.OpListBool},
-	{Number: 11, Name: "deeps", Kind: fieldmap.KindList, Sub: _TortureDeep_shape, Value: &fieldmap.MessageList[*TortureDeep]{Off: unsafe.Offsetof(TortureLists{}.Deeps)}},
+	{Number: 11, Name: "deeps", Kind: fieldmap.KindList, Sub: _TortureDeep_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureLists{}.Deeps), Eq: (*TortureDeep).Equal, Size: unsafe.Sizeof(TortureDeep{})}},
 	{Number: 12, Name: "secrets", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Secrets), Op: fieldmap.OpListString},
 	{Number: 13, Name: "empty_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Empty]{Off: unsafe.Offsetof(TortureLists{}.EmptyMap)}},
-	{Number: 14, Name: "byte_values", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*wrapperspb.BytesValue]{Off: unsafe.Offsetof(TortureLists{}.ByteValues)}},
+	{Number: 14, Name: "byte_values", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureLists{}.ByteValues), Eq: fieldmap.EqualBytesValue, Size: unsafe.Sizeof(wrapperspb.BytesValue{})}},
 }}
 
 var _TortureLists_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLists", _TortureLists_shape, true)
@@ -615,23 +615,23 @@ var _File_testpb_v1_torture_proto_Label182jztu_shape = &fieldmap.Shape{Size: uns
 }}
 
 var _TortureOneofs_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOneofs{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "first_mood", Value: &fieldmap.ScalarMember[*TortureOneofs_FirstMood, TortureDeep_L1_L2_L3_L4_Mood]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
-	{Number: 2, Name: "first_bytes", Value: &fieldmap.BytesMember[*TortureOneofs_FirstBytes]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
-	{Number: 3, Name: "first_deep", Kind: fieldmap.KindMessage, Sub: _TortureDeep_shape, Value: &fieldmap.MessageMember[*TortureOneofs_FirstDeep, *TortureDeep]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
-	{Number: 4, Name: "first_float", Value: &fieldmap.FloatMember[*TortureOneofs_FirstFloat, float32]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
-	{Number: 5, Name: "first_double", Value: &fieldmap.FloatMember[*TortureOneofs_FirstDouble, float64]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
-	{Number: 6, Name: "first_self", Value: &fieldmap.MessageMember[*TortureOneofs_FirstSelf, *TortureOneofs]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
-	{Number: 7, Name: "first_time", Value: &fieldmap.MessageMember[*TortureOneofs_FirstTime, *timestamppb.Timestamp]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
-	{Number: 8, Name: "first_label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_torture_proto_Label182jztu_shape, Value: &fieldmap.MessageMember[*TortureOneofs_FirstLabel, *other.Label]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
-	{Number: 9, Name: "first_empty", Value: &fieldmap.MessageMember[*TortureOneofs_FirstEmpty, *Empty]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
-	{Number: 10, Name: "first_secret", Value: &fieldmap.ScalarMember[*TortureOneofs_FirstSecret, string]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
-	{Number: 11, Name: "first_l4", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.MessageMember[*TortureOneofs_FirstL4, *TortureDeep_L1_L2_L3_L4]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
-	{Number: 12, Name: "first_bool", Value: &fieldmap.ScalarMember[*TortureOneofs_FirstBool, bool]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
-	{Number: 13, Name: "first_color", Value: &fieldmap.ScalarMember[*TortureOneofs_FirstColor, other.Color]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
-	{Number: 20, Name: "second_name", Value: &fieldmap.ScalarMember[*TortureOneofs_SecondName, string]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).Second }}},
-	{Number: 21, Name: "second_self", Value: &fieldmap.MessageMember[*TortureOneofs_SecondSelf, *TortureOneofs]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).Second }}},
-	{Number: 22, Name: "second_num", Value: &fieldmap.ScalarMember[*TortureOneofs_SecondNum, uint64]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).Second }}},
-	{Number: 23, Name: "second_secret", Value: &fieldmap.BytesMember[*TortureOneofs_SecondSecret]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).Second }}},
+	{Number: 1, Name: "first_mood", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureOneofs{}.First), Wrapper: (*TortureOneofs_FirstMood)(nil), Op: fieldmap.OpInt32}},
+	{Number: 2, Name: "first_bytes", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureOneofs{}.First), Wrapper: (*TortureOneofs_FirstBytes)(nil), Op: fieldmap.OpBytes}},
+	{Number: 3, Name: "first_deep", Kind: fieldmap.KindMessage, Sub: _TortureDeep_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(TortureOneofs{}.First), Wrapper: (*TortureOneofs_FirstDeep)(nil), Eq: (*TortureDeep).Equal}},
+	{Number: 4, Name: "first_float", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureOneofs{}.First), Wrapper: (*TortureOneofs_FirstFloat)(nil), Op: fieldmap.OpFloat32}},
+	{Number: 5, Name: "first_double", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureOneofs{}.First), Wrapper: (*TortureOneofs_FirstDouble)(nil), Op: fieldmap.OpFloat64}},
+	{Number: 6, Name: "first_self", Value: &fieldmap.EqMember{Off: unsafe.Offsetof(TortureOneofs{}.First), Wrapper: (*TortureOneofs_FirstSelf)(nil), Eq: (*TortureOneofs).Equal}},
+	{Number: 7, Name: "first_time", Value: &fieldmap.EqMember{Off: unsafe.Offsetof(TortureOneofs{}.First), Wrapper: (*TortureOneofs_FirstTime)(nil), Eq: fieldmap.EqualTimestamp}},
+	{Number: 8, Name: "first_label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_torture_proto_Label182jztu_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(TortureOneofs{}.First), Wrapper: (*TortureOneofs_FirstLabel)(nil), Eq: fieldmap.Equal[*other.Label]}},
+	{Number: 9, Name: "first_empty", Value: &fieldmap.EqMember{Off: unsafe.Offsetof(TortureOneofs{}.First), Wrapper: (*TortureOneofs_FirstEmpty)(nil), Eq: (*Empty).Equal}},
+	{Number: 10, Name: "first_secret", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureOneofs{}.First), Wrapper: (*TortureOneofs_FirstSecret)(nil), Op: fieldmap.OpString}},
+	{Number: 11, Name: "first_l4", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(TortureOneofs{}.First), Wrapper: (*TortureOneofs_FirstL4)(nil), Eq: (*TortureDeep_L1_L2_L3_L4).Equal}},
+	{Number: 12, Name: "first_bool", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureOneofs{}.First), Wrapper: (*TortureOneofs_FirstBool)(nil), Op: fieldmap.OpBool}},
+	{Number: 13, Name: "first_color", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureOneofs{}.First), Wrapper: (*TortureOneofs_FirstColor)(nil), Op: fieldmap.OpInt32}},
+	{Number: 20, Name: "second_name", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureOneofs{}.Second), Wrapper: (*TortureOneofs_SecondName)(nil), Op: fieldmap.OpString}},
+	{Number: 21, Name: "second_self", Value: &fieldmap.EqMember{Off: unsafe.Offsetof(TortureOneofs{}.Second), Wrapper: (*TortureOneofs_SecondSelf)(nil), Eq: (*TortureOneofs).Equal}},
+	{Number: 22, Name: "second_num", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureOneofs{}.Second), Wrapper: (*TortureOneofs_SecondNum)(nil), Op: fieldmap.OpUint64}},
+	{Number: 23, Name: "second_secret", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureOneofs{}.Second), Wrapper: (*TortureOneofs_SecondSecret)(nil), Op: fieldmap.OpBytes}},
 	{Number: 30, Name: "opt_message", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureOneofs{}.OptMessage)}},
 	{Number: 31, Name: "opt_enum", Off: unsafe.Offsetof(TortureOneofs{}.OptEnum), Op: fieldmap.OpPtrInt32},
 	{Number: 32, Name: "opt_bytes", Off: unsafe.Offsetof(TortureOneofs{}.OptBytes), Op: fieldmap.OpBytesPresence},
@@ -700,8 +700,8 @@ const (
 )
 
 var _TortureOnlyOneof_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOnlyOneof{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "only_name", Value: &fieldmap.ScalarMember[*TortureOnlyOneof_OnlyName, string]{Load: func(m unsafe.Pointer) any { return (*TortureOnlyOneof)(m).Only }}},
-	{Number: 2, Name: "only_self", Value: &fieldmap.MessageMember[*TortureOnlyOneof_OnlySelf, *TortureOnlyOneof]{Load: func(m unsafe.Pointer) any { return (*TortureOnlyOneof)(m).Only }}},
+	{Number: 1, Name: "only_name", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(TortureOnlyOneof{}.Only), Wrapper: (*TortureOnlyOneof_OnlyName)(nil), Op: fieldmap.OpString}},
+	{Number: 2, Name: "only_self", Value: &fieldmap.EqMember{Off: unsafe.Offsetof(TortureOnlyOneof{}.Only), Wrapper: (*TortureOnlyOneof_OnlySelf)(nil), Eq: (*TortureOnlyOneof).Equal}},
 }}
 
 var _TortureOnlyOneof_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOnlyOneof", _TortureOnlyOneof_shape, false)
@@ -756,7 +756,7 @@ const (
 )
 
 var _TortureNumbersChild_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureNumbersChild{}), Fields: []fieldmap.ShapeField{
-	{Number: 99999999, Name: "deeper", Value: &fieldmap.MessageField[*TortureNumbersChild]{Off: unsafe.Offsetof(TortureNumbersChild{}.Deeper)}},
+	{Number: 99999999, Name: "deeper", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(TortureNumbersChild{}.Deeper), Eq: (*TortureNumbersChild).Equal}},
 	{Number: 536870910, Name: "value", Off: unsafe.Offsetof(TortureNumbersChild{}.Value), Op: fieldmap.OpFloat64},
 }}
 
@@ -765,7 +765,7 @@ var _TortureNumbers_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureNumbers{}
 	{Number: 18999, Name: "child", Kind: fieldmap.KindMessage, Sub: _TortureNumbersChild_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureNumbers{}.Child)}},
 	{Number: 20000, Name: "after_reserved", Off: unsafe.Offsetof(TortureNumbers{}.AfterReserved), Op: fieldmap.OpInt32},
 	{Number: 123456789, Name: "big", Off: unsafe.Offsetof(TortureNumbers{}.Big), Op: fieldmap.OpString},
-	{Number: 536870911, Name: "max", Value: &fieldmap.MessageField[*TortureNumbers]{Off: unsafe.Offsetof(TortureNumbers{}.Max)}},
+	{Number: 536870911, Name: "max", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(TortureNumbers{}.Max), Eq: (*TortureNumbers).Equal}},
 }}
 
 var _TortureNumbers_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureNumbers", _TortureNumbers_shape, false)
@@ -826,7 +826,7 @@ const (
 )
 
 var _TortureCycleC_shape_1bmyxni = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleC{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "a", Value: &fieldmap.MessageField[*TortureCycleA]{Off: unsafe.Offsetof(TortureCycleC{}.A)}},
+	{Number: 1, Name: "a", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(TortureCycleC{}.A), Eq: (*TortureCycleA).Equal}},
 	{Number: 2, Name: "bs", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureCycleB]{Off: unsafe.Offsetof(TortureCycleC{}.Bs)}},
 	{Number: 3, Name: "secret", Off: unsafe.Offsetof(TortureCycleC{}.Secret), Op: fieldmap.OpString},
 }}
@@ -837,7 +837,7 @@ var _TortureCycleB_shape_vrge32 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCyc
 }}
 
 var _TortureCycleC_shape_hyz3au = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleC{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "a", Value: &fieldmap.MessageField[*TortureCycleA]{Off: unsafe.Offsetof(TortureCycleC{}.A)}},
+	{Number: 1, Name: "a", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(TortureCycleC{}.A), Eq: (*TortureCycleA).Equal}},
 	{Number: 2, Name: "bs", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureCycleB]{Off: unsafe.Offsetof(TortureCycleC{}.Bs)}},
 	{Number: 3, Name: "secret", Off: unsafe.Offsetof(TortureCycleC{}.Secret), Op: fieldmap.OpString},
 }}
@@ -845,7 +845,7 @@ var _TortureCycleC_shape_hyz3au = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCyc
 var _TortureCycleA_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleA{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(TortureCycleA{}.Name), Op: fieldmap.OpString},
 	{Number: 2, Name: "b", Kind: fieldmap.KindMessage, Sub: _TortureCycleB_shape_vrge32, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureCycleA{}.B)}},
-	{Number: 3, Name: "cs", Kind: fieldmap.KindList, Sub: _TortureCycleC_shape_hyz3au, Value: &fieldmap.MessageList[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleA{}.Cs)}},
+	{Number: 3, Name: "cs", Kind: fieldmap.KindList, Sub: _TortureCycleC_shape_hyz3au, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureCycleA{}.Cs), Eq: (*TortureCycleC).Equal, Size: unsafe.Sizeof(TortureCycleC{})}},
 }}
 
 var _TortureCycleA_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleA", _TortureCycleA_shape, false)
@@ -882,8 +882,8 @@ const (
 
 var _TortureCycleA_shape_1738b9o = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleA{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(TortureCycleA{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "b", Value: &fieldmap.MessageField[*TortureCycleB]{Off: unsafe.Offsetof(TortureCycleA{}.B)}},
-	{Number: 3, Name: "cs", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleA{}.Cs)}},
+	{Number: 2, Name: "b", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(TortureCycleA{}.B), Eq: (*TortureCycleB).Equal}},
+	{Number: 3, Name: "cs", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureCycleA{}.Cs), Eq: (*TortureCycleC).Equal, Size: unsafe.Sizeof(TortureCycleC{})}},
 }}
 
 var _TortureCycleC_shape_mchw53 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleC{}), Fields: []fieldmap.ShapeField{
@@ -931,13 +931,13 @@ const (
 
 var _TortureCycleB_shape_bdy655 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleB{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "count", Off: unsafe.Offsetof(TortureCycleB{}.Count), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "c", Value: &fieldmap.MessageField[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleB{}.C)}},
+	{Number: 2, Name: "c", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(TortureCycleB{}.C), Eq: (*TortureCycleC).Equal}},
 }}
 
 var _TortureCycleA_shape_1dfp5o8 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleA{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(TortureCycleA{}.Name), Op: fieldmap.OpString},
 	{Number: 2, Name: "b", Kind: fieldmap.KindMessage, Sub: _TortureCycleB_shape_bdy655, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureCycleA{}.B)}},
-	{Number: 3, Name: "cs", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleA{}.Cs)}},
+	{Number: 3, Name: "cs", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureCycleA{}.Cs), Eq: (*TortureCycleC).Equal, Size: unsafe.Sizeof(TortureCycleC{})}},
 }}
 
 var _TortureCycleC_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleC{}), Fields: []fieldmap.ShapeField{
@@ -1212,7 +1212,7 @@ var _TortureWide_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureWide{}), Fie
 	{Number: 118, Name: "w118", Off: unsafe.Offsetof(TortureWide{}.W118), Op: fieldmap.OpInt64},
 	{Number: 119, Name: "w119", Off: unsafe.Offsetof(TortureWide{}.W119), Op: fieldmap.OpPtrUint32},
 	{Number: 120, Name: "w120", Off: unsafe.Offsetof(TortureWide{}.W120), Op: fieldmap.OpInt32},
-	{Number: 121, Name: "again", Value: &fieldmap.MessageField[*TortureWide]{Off: unsafe.Offsetof(TortureWide{}.Again)}},
+	{Number: 121, Name: "again", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(TortureWide{}.Again), Eq: (*TortureWide).Equal}},
 }}
 
 var _TortureWide_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureWide", _TortureWide_shape, false)
@@ -1407,7 +1407,7 @@ var _TortureKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureKey{}), Field
 	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureKeyValue_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureKey{}.Key)}},
 	{Number: 2, Name: "by_name", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureKeyValue]{Off: unsafe.Offsetof(TortureKey{}.ByName)}},
 	{Number: 3, Name: "deeps", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *TortureDeep]{Off: unsafe.Offsetof(TortureKey{}.Deeps)}},
-	{Number: 4, Name: "keys", Kind: fieldmap.KindList, Sub: _TortureKeyValue_shape, Value: &fieldmap.MessageList[*TortureKeyValue]{Off: unsafe.Offsetof(TortureKey{}.Keys)}},
+	{Number: 4, Name: "keys", Kind: fieldmap.KindList, Sub: _TortureKeyValue_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(TortureKey{}.Keys), Eq: (*TortureKeyValue).Equal, Size: unsafe.Sizeof(TortureKeyValue{})}},
 }}
 
 var _TortureKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKey", _TortureKey_shape, true)
@@ -1553,7 +1553,7 @@ const (
 )
 
 var _TortureEmptyKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEmptyKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Value: &fieldmap.MessageField[*Empty]{Off: unsafe.Offsetof(TortureEmptyKey{}.Key)}},
+	{Number: 1, Name: "key", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(TortureEmptyKey{}.Key), Eq: (*Empty).Equal}},
 	{Number: 2, Name: "name", Off: unsafe.Offsetof(TortureEmptyKey{}.Name), Op: fieldmap.OpString},
 }}
 

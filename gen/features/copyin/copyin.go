@@ -357,9 +357,13 @@ func (f *feature) field(sf *gen.ShapeField, block, w string, start int, tested b
 // every field.
 func (f *feature) copyMessage(fd *protogen.Field, dv, sv string) {
 	g, l := f.g, f.l
-	clone := g.ElemCloneFunc(fd)
+	// The well-known types' helper, or the message's Clone: asking for
+	// the latter imports the message's package, unused with the former.
+	var clone string
 	if name := gen.WellKnownHelper(fd.Message); name != "" {
 		clone = g.Fieldmap("Clone" + name)
+	} else {
+		clone = g.ElemCloneFunc(fd)
 	}
 	g.P(l.n, " += ", g.Fieldmap("CopyMessage"), "(&", dv, ", ", sv, ", ", g.MessageEqualFunc(fd.Message), ", ", clone, ")")
 }

@@ -9,7 +9,6 @@ package edgekitpb
 import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
@@ -58,7 +57,7 @@ const (
 var _Location_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "latitude", Off: unsafe.Offsetof(Location{}.Latitude), Op: fieldmap.OpFloat64},
 	{Number: 2, Name: "longitude", Off: unsafe.Offsetof(Location{}.Longitude), Op: fieldmap.OpFloat64},
-	{Number: 3, Name: "since", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Location{}.Since)}},
+	{Number: 3, Name: "since", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Location{}.Since), Eq: fieldmap.EqualTimestamp}},
 }}
 
 var _Location_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Location", _Location_shape, false)
@@ -178,15 +177,15 @@ var _Site_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Site{}), Fields: []fieldma
 	{Number: 2, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Site{}.Location)}},
 	{Number: 3, Name: "power", Off: unsafe.Offsetof(Site{}.Power), Op: fieldmap.OpInt32},
 	{Number: 4, Name: "labels", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Site{}.Labels)}},
-	{Number: 5, Name: "flavors", Kind: fieldmap.KindList, Sub: _Resources_shape, Value: &fieldmap.MessageList[*Resources]{Off: unsafe.Offsetof(Site{}.Flavors)}},
+	{Number: 5, Name: "flavors", Kind: fieldmap.KindList, Sub: _Resources_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Site{}.Flavors), Eq: (*Resources).Equal, Size: unsafe.Sizeof(Resources{})}},
 	{Number: 6, Name: "quota", Kind: fieldmap.KindMessage, Sub: _Resources_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Site{}.Quota)}},
-	{Number: 7, Name: "timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Site{}.Timeout)}},
-	{Number: 8, Name: "kubeconfig", Value: &fieldmap.ScalarMember[*Site_Kubeconfig, string]{Load: func(m unsafe.Pointer) any { return (*Site)(m).Platform }}},
-	{Number: 9, Name: "vm", Kind: fieldmap.KindMessage, Sub: _Resources_shape, Value: &fieldmap.MessageMember[*Site_Vm, *Resources]{Load: func(m unsafe.Pointer) any { return (*Site)(m).Platform }}},
+	{Number: 7, Name: "timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Site{}.Timeout), Eq: fieldmap.EqualDuration}},
+	{Number: 8, Name: "kubeconfig", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(Site{}.Platform), Wrapper: (*Site_Kubeconfig)(nil), Op: fieldmap.OpString}},
+	{Number: 9, Name: "vm", Kind: fieldmap.KindMessage, Sub: _Resources_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Site{}.Platform), Wrapper: (*Site_Vm)(nil), Eq: (*Resources).Equal}},
 	{Number: 10, Name: "cert", Off: unsafe.Offsetof(Site{}.Cert), Op: fieldmap.OpBytes},
 	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _Status_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Site{}.Status)}},
 	{Number: 12, Name: "pools", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Resources]{Off: unsafe.Offsetof(Site{}.Pools)}},
-	{Number: 13, Name: "history", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Site{}.History)}},
+	{Number: 13, Name: "history", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Site{}.History), Eq: fieldmap.EqualTimestamp, Size: unsafe.Sizeof(timestamppb.Timestamp{})}},
 	{Number: 14, Name: "revision", Off: unsafe.Offsetof(Site{}.Revision), Op: fieldmap.OpInt64},
 }}
 

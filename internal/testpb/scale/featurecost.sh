@@ -9,8 +9,17 @@
 # files alone.
 #   internal/testpb/scale/featurecost.sh [rounds] [label=features ...]
 # A label names a variant; features is "all", "none" (protoc-gen-go's files
-# alone) or a features= value, e.g. fields+diff. Without variants it
-# measures protoc-gen-go alone, every feature alone beside fields, and all.
+# alone) or a features= value, e.g. fields+diff, optionally followed by
+# @plugin, a protoc-gen-go-edgekit binary to generate the variant with
+# instead of this tree's (to compare generators in the same rounds:
+# before=all@/tmp/old-plugin after=all). Without variants it measures
+# protoc-gen-go alone, every feature alone beside fields, and all.
+# With FUNCS=1 it also prints, per package and variant, the functions the
+# compiler emits for the package (-gcflags=-S: generic instantiations and
+# wrappers included) and the sum of their sizes.
+# With RESULTS=file it writes every round's figures there (package,
+# variant, CPU seconds, archive bytes; a line each, rounds in order), so
+# that variants can be compared round by round.
 # Needs buf (make tools).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -32,7 +41,11 @@ printf 'module example.com\n\ngo 1.26\n\nrequire (\n\tgithub.com/edgekit/edgekit
 cp "$root/go.sum" "$tmp/mod/go.sum"
 labels=()
 for v in "${variants[@]}"; do
-	label=${v%%=*} features=${v#*=}
+	label=${v%%=*} features=${v#*=} plugin=$tmp/protoc-gen-go-edgekit
+	if [[ $features == *@* ]]; then
+		plugin=${features#*@} features=${features%%@*}
+		[[ -x $plugin ]] || { echo "featurecost.sh: variant $v: $plugin is not an executable plugin" >&2; exit 2; }
+	fi
 	[[ $label =~ ^[a-z0-9_]+$ ]] || { echo "featurecost.sh: variant $v: name it label=features, the label in lower case letters, digits and _" >&2; exit 2; }
 	labels+=("$label")
 	out=$tmp/gen/$label
@@ -41,7 +54,7 @@ for v in "${variants[@]}"; do
 		opt=module=github.com/edgekit/edgekit
 		[[ $features == all ]] || opt+=",features=$features"
 		(cd "$root" && "$buf" generate --path proto/edgeproto --path proto/fluidos \
-			--template "{\"version\":\"v2\",\"plugins\":[{\"local\":\"$tmp/protoc-gen-go-edgekit\",\"out\":\"$out\",\"opt\":\"$opt\"}]}")
+			--template "{\"version\":\"v2\",\"plugins\":[{\"local\":\"$plugin\",\"out\":\"$out\",\"opt\":\"$opt\"}]}")
 	fi
 	for p in edgeproto fluidos; do
 		d=$tmp/mod/cost/$p-$label
@@ -70,6 +83,7 @@ for r in $(seq "$rounds"); do
 		done
 	done >>"$tmp/results"
 done
+if [[ -n ${RESULTS:-} ]]; then cp "$tmp/results" "$RESULTS"; fi
 printf '%-10s %-10s %12s %8s %12s  %s\n' package variant "compile CPU" "vs none" archive "runs, sorted"
 for p in edgeproto fluidos; do
 	base=""
@@ -83,3 +97,13 @@ for p in edgeproto fluidos; do
 		printf '%-10s %-10s %11.2fs %8s %10d B  %s\n' "$p" "$l" "$median" "$ratio" "$size" "$(echo $times | tr '\n' ' ')"
 	done
 done
+if [[ ${FUNCS:-0} == 1 ]]; then
+	printf '%-10s %-10s %10s %12s\n' package variant functions text
+	for p in edgeproto fluidos; do
+		for l in "${labels[@]}"; do
+			(cd "$tmp/mod" && GOFLAGS=-mod=mod GOPROXY=off go build -gcflags="example.com/cost/$p-$l=-S" "./cost/$p-$l" 2>"$tmp/asm")
+			awk -v p="$p" -v l="$l" '/^[^ \t].* STEXT / { n++; for (i = 3; i <= NF; i++) if ($i ~ /^size=/) { sub("size=", "", $i); t += $i } }
+				END { printf "%-10s %-10s %10d %10d B\n", p, l, n, t }' "$tmp/asm"
+		done
+	done
+fi

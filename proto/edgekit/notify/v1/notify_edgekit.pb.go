@@ -9,8 +9,6 @@ package notifyv1
 import (
 	edgeproto "github.com/edgekit/edgekit/edgeproto"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	durationpb "google.golang.org/protobuf/types/known/durationpb"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	bits "math/bits"
 	slices "slices"
 	unsafe "unsafe"
@@ -228,10 +226,10 @@ var _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape = &fieldmap.Sha
 }}
 
 var _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.InfraResourcesSnapshot{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_shape, Value: &fieldmap.MessageList[*edgeproto.InfraResource]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.Info)}},
-	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageList[*edgeproto.ClusterKey]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.ClusterInsts)}},
-	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageList[*edgeproto.AppInstKey]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.VmAppInsts)}},
-	{Number: 4, Name: "taken_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.TakenAt)}},
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.Info), Eq: fieldmap.Equal[*edgeproto.InfraResource], Size: unsafe.Sizeof(edgeproto.InfraResource{})}},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.ClusterInsts), Eq: fieldmap.Equal[*edgeproto.ClusterKey], Size: unsafe.Sizeof(edgeproto.ClusterKey{})}},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.VmAppInsts), Eq: fieldmap.Equal[*edgeproto.AppInstKey], Size: unsafe.Sizeof(edgeproto.AppInstKey{})}},
+	{Number: 4, Name: "taken_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.TakenAt), Eq: fieldmap.EqualTimestamp}},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.NodeInfo{}), Fields: []fieldmap.ShapeField{
@@ -249,16 +247,16 @@ var _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_shape = &fieldmap.Sh
 	{Number: 5, Name: "controller", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Controller), Op: fieldmap.OpString},
 	{Number: 6, Name: "compatibility_version", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.CompatibilityVersion), Op: fieldmap.OpUint32},
 	{Number: 7, Name: "release_version", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ReleaseVersion), Op: fieldmap.OpString},
-	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_shape, Value: &fieldmap.MessageList[*edgeproto.FlavorInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Flavors)}},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Flavors), Eq: fieldmap.Equal[*edgeproto.FlavorInfo], Size: unsafe.Sizeof(edgeproto.FlavorInfo{})}},
 	{Number: 9, Name: "controller_cache_received", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ControllerCacheReceived), Op: fieldmap.OpBool},
 	{Number: 10, Name: "maintenance_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.MaintenanceState), Op: fieldmap.OpInt32},
 	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Status)}},
 	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ResourcesSnapshot)}},
-	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_shape, Value: &fieldmap.MessageList[*edgeproto.NodeInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.NodeInfos)}},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.NodeInfos), Eq: fieldmap.Equal[*edgeproto.NodeInfo], Size: unsafe.Sizeof(edgeproto.NodeInfo{})}},
 	{Number: 14, Name: "properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Properties)}},
 	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
 	{Number: 16, Name: "active_crm_instance", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ActiveCrmInstance), Op: fieldmap.OpString},
-	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.UpdatedAt)}},
+	{Number: 17, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 18, Name: "request_id", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
@@ -280,12 +278,12 @@ var _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_shape = &fieldmap.Shape{Siz
 	{Number: 2, Name: "type", Off: unsafe.Offsetof(edgeproto.VmInfo{}.Type), Op: fieldmap.OpString},
 	{Number: 3, Name: "status", Off: unsafe.Offsetof(edgeproto.VmInfo{}.Status), Op: fieldmap.OpString},
 	{Number: 4, Name: "infra_flavor", Off: unsafe.Offsetof(edgeproto.VmInfo{}.InfraFlavor), Op: fieldmap.OpString},
-	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_shape, Value: &fieldmap.MessageList[*edgeproto.IpAddr]{Off: unsafe.Offsetof(edgeproto.VmInfo{}.Ipaddresses)}},
-	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_shape, Value: &fieldmap.MessageList[*edgeproto.ContainerInfo]{Off: unsafe.Offsetof(edgeproto.VmInfo{}.Containers)}},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.VmInfo{}.Ipaddresses), Eq: fieldmap.Equal[*edgeproto.IpAddr], Size: unsafe.Sizeof(edgeproto.IpAddr{})}},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.VmInfo{}.Containers), Eq: fieldmap.Equal[*edgeproto.ContainerInfo], Size: unsafe.Sizeof(edgeproto.ContainerInfo{})}},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.InfraResources{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_shape, Value: &fieldmap.MessageList[*edgeproto.VmInfo]{Off: unsafe.Offsetof(edgeproto.InfraResources{}.Vms)}},
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.InfraResources{}.Vms), Eq: fieldmap.Equal[*edgeproto.VmInfo], Size: unsafe.Sizeof(edgeproto.VmInfo{})}},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ClusterInstInfo{}), Fields: []fieldmap.ShapeField{
@@ -296,7 +294,7 @@ var _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape = &fieldmap
 	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Status)}},
 	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Resources)}},
 	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
-	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.UpdatedAt)}},
+	{Number: 8, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 9, Name: "request_id", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
@@ -312,7 +310,7 @@ var _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape = &fieldmap
 	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.ContainerIds), Op: fieldmap.OpListString},
 	{Number: 2, Name: "pids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Pids), Op: fieldmap.OpListInt64},
 	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Ports), Op: fieldmap.OpListUint32},
-	{Number: 4, Name: "endpoints", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ServiceEndpoint4892ep_shape, Value: &fieldmap.MessageList[*edgeproto.ServiceEndpoint]{Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Endpoints)}},
+	{Number: 4, Name: "endpoints", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ServiceEndpoint4892ep_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Endpoints), Eq: fieldmap.Equal[*edgeproto.ServiceEndpoint], Size: unsafe.Sizeof(edgeproto.ServiceEndpoint{})}},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstInfo{}), Fields: []fieldmap.ShapeField{
@@ -324,7 +322,7 @@ var _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape = &fieldmap.Sha
 	{Number: 6, Name: "power_state", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.PowerState), Op: fieldmap.OpInt32},
 	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RuntimeInfo)}},
 	{Number: 8, Name: "uri", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Uri), Op: fieldmap.OpString},
-	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.UpdatedAt)}},
+	{Number: 9, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 10, Name: "request_id", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
@@ -363,23 +361,23 @@ var _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_sha
 var _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicyException{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionKeyu340wz_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.State), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*edgeproto.SecurityRule]{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.OutboundSecurityRules)}},
-	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_shape, Value: &fieldmap.MessageList[*edgeproto.TrustPolicyExceptionInstance]{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Instances)}},
+	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.OutboundSecurityRules), Eq: fieldmap.Equal[*edgeproto.SecurityRule], Size: unsafe.Sizeof(edgeproto.SecurityRule{})}},
+	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Instances), Eq: fieldmap.Equal[*edgeproto.TrustPolicyExceptionInstance], Size: unsafe.Sizeof(edgeproto.TrustPolicyExceptionInstance{})}},
 	{Number: 5, Name: "deleting", Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Deleting), Op: fieldmap.OpBool},
 }}
 
 var _Report_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Report{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "seq", Off: unsafe.Offsetof(Report{}.Seq), Op: fieldmap.OpUint64},
-	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageMember[*Report_CloudletInfo, *edgeproto.CloudletInfo]{Load: func(m unsafe.Pointer) any { return (*Report)(m).Info }}},
-	{Number: 3, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageMember[*Report_ClusterInstInfo, *edgeproto.ClusterInstInfo]{Load: func(m unsafe.Pointer) any { return (*Report)(m).Info }}},
-	{Number: 4, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageMember[*Report_AppInstInfo, *edgeproto.AppInstInfo]{Load: func(m unsafe.Pointer) any { return (*Report)(m).Info }}},
+	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Report{}.Info), Wrapper: (*Report_CloudletInfo)(nil), Eq: fieldmap.Equal[*edgeproto.CloudletInfo]}},
+	{Number: 3, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Report{}.Info), Wrapper: (*Report_ClusterInstInfo)(nil), Eq: fieldmap.Equal[*edgeproto.ClusterInstInfo]}},
+	{Number: 4, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Report{}.Info), Wrapper: (*Report_AppInstInfo)(nil), Eq: fieldmap.Equal[*edgeproto.AppInstInfo]}},
 	{Number: 5, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Report{}.Fields), Op: fieldmap.OpListString},
-	{Number: 6, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageMember[*Report_TrustPolicyException, *edgeproto.TrustPolicyException]{Load: func(m unsafe.Pointer) any { return (*Report)(m).Info }}},
+	{Number: 6, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Report{}.Info), Wrapper: (*Report_TrustPolicyException)(nil), Eq: fieldmap.Equal[*edgeproto.TrustPolicyException]}},
 }}
 
 var _ConnectRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConnectRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "hello", Kind: fieldmap.KindMessage, Sub: _Hello_shape, Value: &fieldmap.MessageMember[*ConnectRequest_Hello, *Hello]{Load: func(m unsafe.Pointer) any { return (*ConnectRequest)(m).Msg }}},
-	{Number: 2, Name: "report", Kind: fieldmap.KindMessage, Sub: _Report_shape, Value: &fieldmap.MessageMember[*ConnectRequest_Report, *Report]{Load: func(m unsafe.Pointer) any { return (*ConnectRequest)(m).Msg }}},
+	{Number: 1, Name: "hello", Kind: fieldmap.KindMessage, Sub: _Hello_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(ConnectRequest{}.Msg), Wrapper: (*ConnectRequest_Hello)(nil), Eq: (*Hello).Equal}},
+	{Number: 2, Name: "report", Kind: fieldmap.KindMessage, Sub: _Report_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(ConnectRequest{}.Msg), Wrapper: (*ConnectRequest_Report)(nil), Eq: (*Report).Equal}},
 }}
 
 var _ConnectRequest_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.ConnectRequest", _ConnectRequest_shape, false)
@@ -988,23 +986,23 @@ const (
 
 var _SyncStart_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SyncStart{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "revision", Off: unsafe.Offsetof(SyncStart{}.Revision), Op: fieldmap.OpInt64},
-	{Number: 2, Name: "keepalive_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SyncStart{}.KeepaliveInterval)}},
+	{Number: 2, Name: "keepalive_interval", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(SyncStart{}.KeepaliveInterval), Eq: fieldmap.EqualDuration}},
 	{Number: 3, Name: "resumed", Off: unsafe.Offsetof(SyncStart{}.Resumed), Op: fieldmap.OpBool},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_Settingsldeunw_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.Settings{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "create_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.CreateClusterInstTimeout)}},
-	{Number: 2, Name: "update_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.UpdateClusterInstTimeout)}},
-	{Number: 3, Name: "delete_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.DeleteClusterInstTimeout)}},
-	{Number: 4, Name: "create_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.CreateAppInstTimeout)}},
-	{Number: 5, Name: "update_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.UpdateAppInstTimeout)}},
-	{Number: 6, Name: "delete_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.DeleteAppInstTimeout)}},
-	{Number: 7, Name: "create_cloudlet_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.CreateCloudletTimeout)}},
-	{Number: 8, Name: "update_cloudlet_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.UpdateCloudletTimeout)}},
-	{Number: 9, Name: "cloudlet_info_push_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.CloudletInfoPushInterval)}},
-	{Number: 10, Name: "resource_snapshot_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.ResourceSnapshotInterval)}},
-	{Number: 11, Name: "cloudlet_maintenance_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.CloudletMaintenanceTimeout)}},
-	{Number: 12, Name: "crm_connect_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.CrmConnectTimeout)}},
+	{Number: 1, Name: "create_cluster_inst_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Settings{}.CreateClusterInstTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 2, Name: "update_cluster_inst_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Settings{}.UpdateClusterInstTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 3, Name: "delete_cluster_inst_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Settings{}.DeleteClusterInstTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 4, Name: "create_app_inst_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Settings{}.CreateAppInstTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 5, Name: "update_app_inst_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Settings{}.UpdateAppInstTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 6, Name: "delete_app_inst_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Settings{}.DeleteAppInstTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 7, Name: "create_cloudlet_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Settings{}.CreateCloudletTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 8, Name: "update_cloudlet_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Settings{}.UpdateCloudletTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 9, Name: "cloudlet_info_push_interval", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Settings{}.CloudletInfoPushInterval), Eq: fieldmap.EqualDuration}},
+	{Number: 10, Name: "resource_snapshot_interval", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Settings{}.ResourceSnapshotInterval), Eq: fieldmap.EqualDuration}},
+	{Number: 11, Name: "cloudlet_maintenance_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Settings{}.CloudletMaintenanceTimeout), Eq: fieldmap.EqualDuration}},
+	{Number: 12, Name: "crm_connect_timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Settings{}.CrmConnectTimeout), Eq: fieldmap.EqualDuration}},
 	{Number: 13, Name: "max_tracked_dme_clients", Off: unsafe.Offsetof(edgeproto.Settings{}.MaxTrackedDmeClients), Op: fieldmap.OpInt32},
 	{Number: 14, Name: "max_concurrent_tasks", Off: unsafe.Offsetof(edgeproto.Settings{}.MaxConcurrentTasks), Op: fieldmap.OpInt32},
 }}
@@ -1051,7 +1049,7 @@ var _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_shape = &fieldmap.Shape
 	{Number: 4, Name: "platform_type", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.PlatformType), Op: fieldmap.OpString},
 	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Location1s2694a_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Location)}},
 	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.Cloudlet{}.FlavorNames), Op: fieldmap.OpListString},
-	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_shape, Value: &fieldmap.MessageList[*edgeproto.ResourceQuota]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.ResourceQuotas)}},
+	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.ResourceQuotas), Eq: fieldmap.Equal[*edgeproto.ResourceQuota], Size: unsafe.Sizeof(edgeproto.ResourceQuota{})}},
 	{Number: 8, Name: "default_resource_alert_threshold", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.DefaultResourceAlertThreshold), Op: fieldmap.OpInt32},
 	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.EnvVars)}},
 	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Config)}},
@@ -1064,8 +1062,8 @@ var _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_shape = &fieldmap.Shape
 	{Number: 17, Name: "crm_override", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.CrmOverride), Op: fieldmap.OpInt32},
 	{Number: 18, Name: "physical_name", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.PhysicalName), Op: fieldmap.OpString},
 	{Number: 19, Name: "num_dynamic_ips", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.NumDynamicIps), Op: fieldmap.OpInt32},
-	{Number: 20, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.CreatedAt)}},
-	{Number: 21, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.UpdatedAt)}},
+	{Number: 20, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
+	{Number: 21, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 22, Name: "request_id", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
@@ -1076,7 +1074,7 @@ var _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.
 
 var _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicy{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicy{}.Key)}},
-	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*edgeproto.SecurityRule]{Off: unsafe.Offsetof(edgeproto.TrustPolicy{}.OutboundSecurityRules)}},
+	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.TrustPolicy{}.OutboundSecurityRules), Eq: fieldmap.Equal[*edgeproto.SecurityRule], Size: unsafe.Sizeof(edgeproto.SecurityRule{})}},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_Portx01ype_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.Port{}), Fields: []fieldmap.ShapeField{
@@ -1107,20 +1105,20 @@ var _File_edgekit_notify_v1_notify_proto_Appsyxff4_shape = &fieldmap.Shape{Size:
 	{Number: 3, Name: "image_path", Off: unsafe.Offsetof(edgeproto.App{}.ImagePath), Op: fieldmap.OpString},
 	{Number: 4, Name: "deployment", Off: unsafe.Offsetof(edgeproto.App{}.Deployment), Op: fieldmap.OpString},
 	{Number: 5, Name: "access_ports", Off: unsafe.Offsetof(edgeproto.App{}.AccessPorts), Op: fieldmap.OpString},
-	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_Portx01ype_shape, Value: &fieldmap.MessageList[*edgeproto.Port]{Off: unsafe.Offsetof(edgeproto.App{}.Ports)}},
+	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_Portx01ype_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.App{}.Ports), Eq: fieldmap.Equal[*edgeproto.Port], Size: unsafe.Sizeof(edgeproto.Port{})}},
 	{Number: 7, Name: "command", Off: unsafe.Offsetof(edgeproto.App{}.Command), Op: fieldmap.OpString},
 	{Number: 8, Name: "args", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.App{}.Args), Op: fieldmap.OpListString},
-	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_shape, Value: &fieldmap.MessageList[*edgeproto.ConfigFile]{Off: unsafe.Offsetof(edgeproto.App{}.Configs)}},
-	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_shape, Value: &fieldmap.MessageList[*edgeproto.EnvVar]{Off: unsafe.Offsetof(edgeproto.App{}.EnvVars)}},
+	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.App{}.Configs), Eq: fieldmap.Equal[*edgeproto.ConfigFile], Size: unsafe.Sizeof(edgeproto.ConfigFile{})}},
+	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.App{}.EnvVars), Eq: fieldmap.Equal[*edgeproto.EnvVar], Size: unsafe.Sizeof(edgeproto.EnvVar{})}},
 	{Number: 11, Name: "health_check", Off: unsafe.Offsetof(edgeproto.App{}.HealthCheck), Op: fieldmap.OpInt32},
 	{Number: 12, Name: "health_check_path", Off: unsafe.Offsetof(edgeproto.App{}.HealthCheckPath), Op: fieldmap.OpString},
 	{Number: 13, Name: "default_flavor", Off: unsafe.Offsetof(edgeproto.App{}.DefaultFlavor), Op: fieldmap.OpString},
 	{Number: 14, Name: "deployment_manifest", Off: unsafe.Offsetof(edgeproto.App{}.DeploymentManifest), Op: fieldmap.OpString},
-	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*edgeproto.SecurityRule]{Off: unsafe.Offsetof(edgeproto.App{}.RequiredOutboundConnections)}},
+	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.App{}.RequiredOutboundConnections), Eq: fieldmap.Equal[*edgeproto.SecurityRule], Size: unsafe.Sizeof(edgeproto.SecurityRule{})}},
 	{Number: 16, Name: "trusted", Off: unsafe.Offsetof(edgeproto.App{}.Trusted), Op: fieldmap.OpBool},
 	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.App{}.Annotations)}},
-	{Number: 18, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.App{}.CreatedAt)}},
-	{Number: 19, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.App{}.UpdatedAt)}},
+	{Number: 18, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.App{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
+	{Number: 19, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.App{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 20, Name: "access_type", Off: unsafe.Offsetof(edgeproto.App{}.AccessType), Op: fieldmap.OpInt32},
 }}
 
@@ -1146,7 +1144,7 @@ var _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape = &fieldmap.Sh
 	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Errors), Op: fieldmap.OpListString},
 	{Number: 5, Name: "crm_override", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.CrmOverride), Op: fieldmap.OpInt32},
 	{Number: 6, Name: "flavor_name", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.FlavorName), Op: fieldmap.OpString},
-	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_shape, Value: &fieldmap.MessageList[*edgeproto.NodePool]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.NodePools)}},
+	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.NodePools), Eq: fieldmap.Equal[*edgeproto.NodePool], Size: unsafe.Sizeof(edgeproto.NodePool{})}},
 	{Number: 8, Name: "ip_access", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.IpAccess), Op: fieldmap.OpInt32},
 	{Number: 9, Name: "deployment", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Deployment), Op: fieldmap.OpString},
 	{Number: 10, Name: "kubernetes_version", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.KubernetesVersion), Op: fieldmap.OpString},
@@ -1155,8 +1153,8 @@ var _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape = &fieldmap.Sh
 	{Number: 13, Name: "reservable", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Reservable), Op: fieldmap.OpBool},
 	{Number: 14, Name: "reserved_by", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.ReservedBy), Op: fieldmap.OpString},
 	{Number: 15, Name: "multi_tenant", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.MultiTenant), Op: fieldmap.OpBool},
-	{Number: 16, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.CreatedAt)}},
-	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.UpdatedAt)}},
+	{Number: 16, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
+	{Number: 17, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 18, Name: "request_id", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
@@ -1169,27 +1167,27 @@ var _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape = &fieldmap.Shape{S
 	{Number: 6, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInst{}.Errors), Op: fieldmap.OpListString},
 	{Number: 7, Name: "crm_override", Off: unsafe.Offsetof(edgeproto.AppInst{}.CrmOverride), Op: fieldmap.OpInt32},
 	{Number: 8, Name: "uri", Off: unsafe.Offsetof(edgeproto.AppInst{}.Uri), Op: fieldmap.OpString},
-	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_Portx01ype_shape, Value: &fieldmap.MessageList[*edgeproto.Port]{Off: unsafe.Offsetof(edgeproto.AppInst{}.MappedPorts)}},
+	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_Portx01ype_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.AppInst{}.MappedPorts), Eq: fieldmap.Equal[*edgeproto.Port], Size: unsafe.Sizeof(edgeproto.Port{})}},
 	{Number: 10, Name: "flavor", Off: unsafe.Offsetof(edgeproto.AppInst{}.Flavor), Op: fieldmap.OpString},
 	{Number: 11, Name: "power_state", Off: unsafe.Offsetof(edgeproto.AppInst{}.PowerState), Op: fieldmap.OpInt32},
 	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInst{}.RuntimeInfo)}},
 	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.AppInst{}.Annotations)}},
-	{Number: 14, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInst{}.CreatedAt)}},
-	{Number: 15, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInst{}.UpdatedAt)}},
+	{Number: 14, Name: "created_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.AppInst{}.CreatedAt), Eq: fieldmap.EqualTimestamp}},
+	{Number: 15, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.AppInst{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 16, Name: "request_id", Off: unsafe.Offsetof(edgeproto.AppInst{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _Update_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Update{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "action", Off: unsafe.Offsetof(Update{}.Action), Op: fieldmap.OpInt32},
 	{Number: 2, Name: "revision", Off: unsafe.Offsetof(Update{}.Revision), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Settingsldeunw_shape, Value: &fieldmap.MessageMember[*Update_Settings, *edgeproto.Settings]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
-	{Number: 4, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageMember[*Update_Flavor, *edgeproto.Flavor]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
-	{Number: 5, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_shape, Value: &fieldmap.MessageMember[*Update_Cloudlet, *edgeproto.Cloudlet]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
-	{Number: 6, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageMember[*Update_TrustPolicy, *edgeproto.TrustPolicy]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
-	{Number: 7, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Appsyxff4_shape, Value: &fieldmap.MessageMember[*Update_App, *edgeproto.App]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
-	{Number: 8, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape, Value: &fieldmap.MessageMember[*Update_ClusterInst, *edgeproto.ClusterInst]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
-	{Number: 9, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape, Value: &fieldmap.MessageMember[*Update_AppInst, *edgeproto.AppInst]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
-	{Number: 10, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageMember[*Update_TrustPolicyException, *edgeproto.TrustPolicyException]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
+	{Number: 3, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Settingsldeunw_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Update{}.Object), Wrapper: (*Update_Settings)(nil), Eq: fieldmap.Equal[*edgeproto.Settings]}},
+	{Number: 4, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Update{}.Object), Wrapper: (*Update_Flavor)(nil), Eq: fieldmap.Equal[*edgeproto.Flavor]}},
+	{Number: 5, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Update{}.Object), Wrapper: (*Update_Cloudlet)(nil), Eq: fieldmap.Equal[*edgeproto.Cloudlet]}},
+	{Number: 6, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Update{}.Object), Wrapper: (*Update_TrustPolicy)(nil), Eq: fieldmap.Equal[*edgeproto.TrustPolicy]}},
+	{Number: 7, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Appsyxff4_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Update{}.Object), Wrapper: (*Update_App)(nil), Eq: fieldmap.Equal[*edgeproto.App]}},
+	{Number: 8, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Update{}.Object), Wrapper: (*Update_ClusterInst)(nil), Eq: fieldmap.Equal[*edgeproto.ClusterInst]}},
+	{Number: 9, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Update{}.Object), Wrapper: (*Update_AppInst)(nil), Eq: fieldmap.Equal[*edgeproto.AppInst]}},
+	{Number: 10, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Update{}.Object), Wrapper: (*Update_TrustPolicyException)(nil), Eq: fieldmap.Equal[*edgeproto.TrustPolicyException]}},
 }}
 
 var _SyncEnd_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SyncEnd{}), Fields: []fieldmap.ShapeField{
@@ -1205,11 +1203,11 @@ var _ReportAck_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportAck{}), Fields:
 }}
 
 var _ConnectResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConnectResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sync_start", Kind: fieldmap.KindMessage, Sub: _SyncStart_shape, Value: &fieldmap.MessageMember[*ConnectResponse_SyncStart, *SyncStart]{Load: func(m unsafe.Pointer) any { return (*ConnectResponse)(m).Msg }}},
-	{Number: 2, Name: "update", Kind: fieldmap.KindMessage, Sub: _Update_shape, Value: &fieldmap.MessageMember[*ConnectResponse_Update, *Update]{Load: func(m unsafe.Pointer) any { return (*ConnectResponse)(m).Msg }}},
-	{Number: 3, Name: "sync_end", Kind: fieldmap.KindMessage, Sub: _SyncEnd_shape, Value: &fieldmap.MessageMember[*ConnectResponse_SyncEnd, *SyncEnd]{Load: func(m unsafe.Pointer) any { return (*ConnectResponse)(m).Msg }}},
-	{Number: 4, Name: "report_ack", Kind: fieldmap.KindMessage, Sub: _ReportAck_shape, Value: &fieldmap.MessageMember[*ConnectResponse_ReportAck, *ReportAck]{Load: func(m unsafe.Pointer) any { return (*ConnectResponse)(m).Msg }}},
-	{Number: 5, Name: "keepalive", Value: &fieldmap.MessageMember[*ConnectResponse_Keepalive, *Keepalive]{Load: func(m unsafe.Pointer) any { return (*ConnectResponse)(m).Msg }}},
+	{Number: 1, Name: "sync_start", Kind: fieldmap.KindMessage, Sub: _SyncStart_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(ConnectResponse{}.Msg), Wrapper: (*ConnectResponse_SyncStart)(nil), Eq: (*SyncStart).Equal}},
+	{Number: 2, Name: "update", Kind: fieldmap.KindMessage, Sub: _Update_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(ConnectResponse{}.Msg), Wrapper: (*ConnectResponse_Update)(nil), Eq: (*Update).Equal}},
+	{Number: 3, Name: "sync_end", Kind: fieldmap.KindMessage, Sub: _SyncEnd_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(ConnectResponse{}.Msg), Wrapper: (*ConnectResponse_SyncEnd)(nil), Eq: (*SyncEnd).Equal}},
+	{Number: 4, Name: "report_ack", Kind: fieldmap.KindMessage, Sub: _ReportAck_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(ConnectResponse{}.Msg), Wrapper: (*ConnectResponse_ReportAck)(nil), Eq: (*ReportAck).Equal}},
+	{Number: 5, Name: "keepalive", Value: &fieldmap.EqMember{Off: unsafe.Offsetof(ConnectResponse{}.Msg), Wrapper: (*ConnectResponse_Keepalive)(nil), Eq: (*Keepalive).Equal}},
 }}
 
 var _ConnectResponse_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.ConnectResponse", _ConnectResponse_shape, false)

@@ -9,7 +9,6 @@ package rmv1
 import (
 	edgeproto "github.com/edgekit/edgekit/edgeproto"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	bits "math/bits"
 	slices "slices"
 	unsafe "unsafe"
@@ -242,10 +241,10 @@ var _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{S
 }}
 
 var _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.InfraResourcesSnapshot{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_shape, Value: &fieldmap.MessageList[*edgeproto.InfraResource]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.Info)}},
-	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageList[*edgeproto.ClusterKey]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.ClusterInsts)}},
-	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageList[*edgeproto.AppInstKey]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.VmAppInsts)}},
-	{Number: 4, Name: "taken_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.TakenAt)}},
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.Info), Eq: fieldmap.Equal[*edgeproto.InfraResource], Size: unsafe.Sizeof(edgeproto.InfraResource{})}},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.ClusterInsts), Eq: fieldmap.Equal[*edgeproto.ClusterKey], Size: unsafe.Sizeof(edgeproto.ClusterKey{})}},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.VmAppInsts), Eq: fieldmap.Equal[*edgeproto.AppInstKey], Size: unsafe.Sizeof(edgeproto.AppInstKey{})}},
+	{Number: 4, Name: "taken_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.TakenAt), Eq: fieldmap.EqualTimestamp}},
 }}
 
 var _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.NodeInfo{}), Fields: []fieldmap.ShapeField{
@@ -263,16 +262,16 @@ var _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{
 	{Number: 5, Name: "controller", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Controller), Op: fieldmap.OpString},
 	{Number: 6, Name: "compatibility_version", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.CompatibilityVersion), Op: fieldmap.OpUint32},
 	{Number: 7, Name: "release_version", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ReleaseVersion), Op: fieldmap.OpString},
-	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_shape, Value: &fieldmap.MessageList[*edgeproto.FlavorInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Flavors)}},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Flavors), Eq: fieldmap.Equal[*edgeproto.FlavorInfo], Size: unsafe.Sizeof(edgeproto.FlavorInfo{})}},
 	{Number: 9, Name: "controller_cache_received", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ControllerCacheReceived), Op: fieldmap.OpBool},
 	{Number: 10, Name: "maintenance_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.MaintenanceState), Op: fieldmap.OpInt32},
 	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Status)}},
 	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ResourcesSnapshot)}},
-	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_shape, Value: &fieldmap.MessageList[*edgeproto.NodeInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.NodeInfos)}},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.NodeInfos), Eq: fieldmap.Equal[*edgeproto.NodeInfo], Size: unsafe.Sizeof(edgeproto.NodeInfo{})}},
 	{Number: 14, Name: "properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Properties)}},
 	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
 	{Number: 16, Name: "active_crm_instance", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ActiveCrmInstance), Op: fieldmap.OpString},
-	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.UpdatedAt)}},
+	{Number: 17, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 18, Name: "request_id", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
@@ -294,12 +293,12 @@ var _File_edgekit_rm_v1_report_proto_VmInfozhxj8_shape = &fieldmap.Shape{Size: u
 	{Number: 2, Name: "type", Off: unsafe.Offsetof(edgeproto.VmInfo{}.Type), Op: fieldmap.OpString},
 	{Number: 3, Name: "status", Off: unsafe.Offsetof(edgeproto.VmInfo{}.Status), Op: fieldmap.OpString},
 	{Number: 4, Name: "infra_flavor", Off: unsafe.Offsetof(edgeproto.VmInfo{}.InfraFlavor), Op: fieldmap.OpString},
-	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_shape, Value: &fieldmap.MessageList[*edgeproto.IpAddr]{Off: unsafe.Offsetof(edgeproto.VmInfo{}.Ipaddresses)}},
-	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_shape, Value: &fieldmap.MessageList[*edgeproto.ContainerInfo]{Off: unsafe.Offsetof(edgeproto.VmInfo{}.Containers)}},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.VmInfo{}.Ipaddresses), Eq: fieldmap.Equal[*edgeproto.IpAddr], Size: unsafe.Sizeof(edgeproto.IpAddr{})}},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.VmInfo{}.Containers), Eq: fieldmap.Equal[*edgeproto.ContainerInfo], Size: unsafe.Sizeof(edgeproto.ContainerInfo{})}},
 }}
 
 var _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.InfraResources{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_VmInfozhxj8_shape, Value: &fieldmap.MessageList[*edgeproto.VmInfo]{Off: unsafe.Offsetof(edgeproto.InfraResources{}.Vms)}},
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_VmInfozhxj8_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.InfraResources{}.Vms), Eq: fieldmap.Equal[*edgeproto.VmInfo], Size: unsafe.Sizeof(edgeproto.VmInfo{})}},
 }}
 
 var _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ClusterInstInfo{}), Fields: []fieldmap.ShapeField{
@@ -310,7 +309,7 @@ var _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Sha
 	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Status)}},
 	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Resources)}},
 	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
-	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.UpdatedAt)}},
+	{Number: 8, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 9, Name: "request_id", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
@@ -326,7 +325,7 @@ var _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Sha
 	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.ContainerIds), Op: fieldmap.OpListString},
 	{Number: 2, Name: "pids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Pids), Op: fieldmap.OpListInt64},
 	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Ports), Op: fieldmap.OpListUint32},
-	{Number: 4, Name: "endpoints", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ServiceEndpoint4892ep_shape, Value: &fieldmap.MessageList[*edgeproto.ServiceEndpoint]{Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Endpoints)}},
+	{Number: 4, Name: "endpoints", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ServiceEndpoint4892ep_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Endpoints), Eq: fieldmap.Equal[*edgeproto.ServiceEndpoint], Size: unsafe.Sizeof(edgeproto.ServiceEndpoint{})}},
 }}
 
 var _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstInfo{}), Fields: []fieldmap.ShapeField{
@@ -338,7 +337,7 @@ var _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{S
 	{Number: 6, Name: "power_state", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.PowerState), Op: fieldmap.OpInt32},
 	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RuntimeInfo)}},
 	{Number: 8, Name: "uri", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Uri), Op: fieldmap.OpString},
-	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.UpdatedAt)}},
+	{Number: 9, Name: "updated_at", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.UpdatedAt), Eq: fieldmap.EqualTimestamp}},
 	{Number: 10, Name: "request_id", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
@@ -377,18 +376,18 @@ var _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_shape =
 var _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicyException{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionKeyu340wz_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.State), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*edgeproto.SecurityRule]{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.OutboundSecurityRules)}},
-	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_shape, Value: &fieldmap.MessageList[*edgeproto.TrustPolicyExceptionInstance]{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Instances)}},
+	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.OutboundSecurityRules), Eq: fieldmap.Equal[*edgeproto.SecurityRule], Size: unsafe.Sizeof(edgeproto.SecurityRule{})}},
+	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Instances), Eq: fieldmap.Equal[*edgeproto.TrustPolicyExceptionInstance], Size: unsafe.Sizeof(edgeproto.TrustPolicyExceptionInstance{})}},
 	{Number: 5, Name: "deleting", Off: unsafe.Offsetof(edgeproto.TrustPolicyException{}.Deleting), Op: fieldmap.OpBool},
 }}
 
 var _ReportInfoRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportInfoRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_CloudletInfo, *edgeproto.CloudletInfo]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
-	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_ClusterInstInfo, *edgeproto.ClusterInstInfo]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
-	{Number: 3, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_AppInstInfo, *edgeproto.AppInstInfo]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
+	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(ReportInfoRequest{}.Info), Wrapper: (*ReportInfoRequest_CloudletInfo)(nil), Eq: fieldmap.Equal[*edgeproto.CloudletInfo]}},
+	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(ReportInfoRequest{}.Info), Wrapper: (*ReportInfoRequest_ClusterInstInfo)(nil), Eq: fieldmap.Equal[*edgeproto.ClusterInstInfo]}},
+	{Number: 3, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(ReportInfoRequest{}.Info), Wrapper: (*ReportInfoRequest_AppInstInfo)(nil), Eq: fieldmap.Equal[*edgeproto.AppInstInfo]}},
 	{Number: 4, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ReportInfoRequest{}.Fields), Op: fieldmap.OpListString},
 	{Number: 5, Name: "fence", Kind: fieldmap.KindMessage, Sub: _Fence_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ReportInfoRequest{}.Fence)}},
-	{Number: 6, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_TrustPolicyException, *edgeproto.TrustPolicyException]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
+	{Number: 6, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(ReportInfoRequest{}.Info), Wrapper: (*ReportInfoRequest_TrustPolicyException)(nil), Eq: fieldmap.Equal[*edgeproto.TrustPolicyException]}},
 	{Number: 7, Name: "release_claim", Off: unsafe.Offsetof(ReportInfoRequest{}.ReleaseClaim), Op: fieldmap.OpBool},
 }}
 

@@ -61,7 +61,7 @@ var _Line_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Line{}), Fields: []fieldma
 
 var _Order_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Order{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _OrderKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Order{}.Key)}},
-	{Number: 2, Name: "lines", Kind: fieldmap.KindList, Sub: _Line_shape, Value: &fieldmap.MessageList[*Line]{Off: unsafe.Offsetof(Order{}.Lines)}},
+	{Number: 2, Name: "lines", Kind: fieldmap.KindList, Sub: _Line_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Order{}.Lines), Eq: (*Line).Equal, Size: unsafe.Sizeof(Line{})}},
 	{Number: 3, Name: "note", Off: unsafe.Offsetof(Order{}.Note), Op: fieldmap.OpString},
 	{Number: 4, Name: "card_number", Off: unsafe.Offsetof(Order{}.CardNumber), Op: fieldmap.OpString},
 }}

@@ -53,11 +53,11 @@ const (
 
 var _Choice_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Choice{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(Choice{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "text", Value: &fieldmap.ScalarMember[*Choice_Text, string]{Load: func(m unsafe.Pointer) any { return (*Choice)(m).Pick }}},
-	{Number: 3, Name: "number", Value: &fieldmap.ScalarMember[*Choice_Number, int64]{Load: func(m unsafe.Pointer) any { return (*Choice)(m).Pick }}},
-	{Number: 4, Name: "detail", Kind: fieldmap.KindMessage, Sub: _Detail_shape, Value: &fieldmap.MessageMember[*Choice_Detail, *Detail]{Load: func(m unsafe.Pointer) any { return (*Choice)(m).Pick }}},
-	{Number: 5, Name: "raw", Value: &fieldmap.BytesMember[*Choice_Raw]{Load: func(m unsafe.Pointer) any { return (*Choice)(m).Pick }}},
-	{Number: 6, Name: "ratio", Value: &fieldmap.FloatMember[*Choice_Ratio, float64]{Load: func(m unsafe.Pointer) any { return (*Choice)(m).Pick }}},
+	{Number: 2, Name: "text", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(Choice{}.Pick), Wrapper: (*Choice_Text)(nil), Op: fieldmap.OpString}},
+	{Number: 3, Name: "number", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(Choice{}.Pick), Wrapper: (*Choice_Number)(nil), Op: fieldmap.OpInt64}},
+	{Number: 4, Name: "detail", Kind: fieldmap.KindMessage, Sub: _Detail_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Choice{}.Pick), Wrapper: (*Choice_Detail)(nil), Eq: (*Detail).Equal}},
+	{Number: 5, Name: "raw", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(Choice{}.Pick), Wrapper: (*Choice_Raw)(nil), Op: fieldmap.OpBytes}},
+	{Number: 6, Name: "ratio", Value: &fieldmap.OpMember{Off: unsafe.Offsetof(Choice{}.Pick), Wrapper: (*Choice_Ratio)(nil), Op: fieldmap.OpFloat64}},
 }}
 
 var _Choice_fieldSchema = fieldmap.NewShapeSchema("golden.oneofs.Choice", _Choice_shape, false)

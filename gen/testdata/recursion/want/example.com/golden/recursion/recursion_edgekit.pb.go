@@ -27,13 +27,13 @@ const (
 
 var _Edge_shape_uxi6jg = &fieldmap.Shape{Size: unsafe.Sizeof(Edge{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "weight", Off: unsafe.Offsetof(Edge{}.Weight), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "to", Value: &fieldmap.MessageField[*Node]{Off: unsafe.Offsetof(Edge{}.To)}},
+	{Number: 2, Name: "to", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Edge{}.To), Eq: (*Node).Equal}},
 }}
 
 var _Node_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Node{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(Node{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "next", Value: &fieldmap.MessageField[*Node]{Off: unsafe.Offsetof(Node{}.Next)}},
-	{Number: 3, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*Node]{Off: unsafe.Offsetof(Node{}.Children)}},
+	{Number: 2, Name: "next", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Node{}.Next), Eq: (*Node).Equal}},
+	{Number: 3, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Node{}.Children), Eq: (*Node).Equal, Size: unsafe.Sizeof(Node{})}},
 	{Number: 4, Name: "edge", Kind: fieldmap.KindMessage, Sub: _Edge_shape_uxi6jg, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Node{}.Edge)}},
 }}
 
@@ -68,9 +68,9 @@ const (
 
 var _Node_shape_ozibc5 = &fieldmap.Shape{Size: unsafe.Sizeof(Node{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(Node{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "next", Value: &fieldmap.MessageField[*Node]{Off: unsafe.Offsetof(Node{}.Next)}},
-	{Number: 3, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*Node]{Off: unsafe.Offsetof(Node{}.Children)}},
-	{Number: 4, Name: "edge", Value: &fieldmap.MessageField[*Edge]{Off: unsafe.Offsetof(Node{}.Edge)}},
+	{Number: 2, Name: "next", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Node{}.Next), Eq: (*Node).Equal}},
+	{Number: 3, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Node{}.Children), Eq: (*Node).Equal, Size: unsafe.Sizeof(Node{})}},
+	{Number: 4, Name: "edge", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Node{}.Edge), Eq: (*Edge).Equal}},
 }}
 
 var _Edge_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Edge{}), Fields: []fieldmap.ShapeField{

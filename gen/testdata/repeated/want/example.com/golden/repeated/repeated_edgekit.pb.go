@@ -58,7 +58,7 @@ var _Lists_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Lists{}), Fields: []field
 	{Number: 1, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Lists{}.Tags), Op: fieldmap.OpListString},
 	{Number: 2, Name: "samples", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Lists{}.Samples), Op: fieldmap.OpListFloat64},
 	{Number: 3, Name: "blobs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Lists{}.Blobs), Op: fieldmap.OpListBytes},
-	{Number: 4, Name: "items", Kind: fieldmap.KindList, Sub: _Item_shape, Value: &fieldmap.MessageList[*Item]{Off: unsafe.Offsetof(Lists{}.Items)}},
+	{Number: 4, Name: "items", Kind: fieldmap.KindList, Sub: _Item_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Lists{}.Items), Eq: (*Item).Equal, Size: unsafe.Sizeof(Item{})}},
 }}
 
 var _Lists_fieldSchema = fieldmap.NewShapeSchema("golden.repeated.Lists", _Lists_shape, true)

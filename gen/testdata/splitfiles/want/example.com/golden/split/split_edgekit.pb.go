@@ -38,13 +38,13 @@ const (
 
 var _Holder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Holder{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "ext", Kind: fieldmap.KindMessage, Sub: _Extensible_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.Ext)}},
-	{Number: 2, Name: "exts", Kind: fieldmap.KindList, Sub: _Extensible_shape, Value: &fieldmap.MessageList[*Extensible]{Off: unsafe.Offsetof(Holder{}.Exts)}},
+	{Number: 2, Name: "exts", Kind: fieldmap.KindList, Sub: _Extensible_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Holder{}.Exts), Eq: (*Extensible).Equal, Size: unsafe.Sizeof(Extensible{})}},
 	{Number: 3, Name: "ext_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Extensible]{Off: unsafe.Offsetof(Holder{}.ExtMap)}},
 	{Number: 4, Name: "plain", Kind: fieldmap.KindMessage, Sub: _Plain_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.Plain)}},
-	{Number: 5, Name: "plains", Kind: fieldmap.KindList, Sub: _Plain_shape, Value: &fieldmap.MessageList[*Plain]{Off: unsafe.Offsetof(Holder{}.Plains)}},
+	{Number: 5, Name: "plains", Kind: fieldmap.KindList, Sub: _Plain_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Holder{}.Plains), Eq: (*Plain).Equal, Size: unsafe.Sizeof(Plain{})}},
 	{Number: 6, Name: "plain_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *Plain]{Off: unsafe.Offsetof(Holder{}.PlainMap)}},
-	{Number: 7, Name: "pick_ext", Kind: fieldmap.KindMessage, Sub: _Extensible_shape, Value: &fieldmap.MessageMember[*Holder_PickExt, *Extensible]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 8, Name: "pick_plain", Kind: fieldmap.KindMessage, Sub: _Plain_shape, Value: &fieldmap.MessageMember[*Holder_PickPlain, *Plain]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 7, Name: "pick_ext", Kind: fieldmap.KindMessage, Sub: _Extensible_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Holder{}.Pick), Wrapper: (*Holder_PickExt)(nil), Eq: (*Extensible).Equal}},
+	{Number: 8, Name: "pick_plain", Kind: fieldmap.KindMessage, Sub: _Plain_shape, Value: &fieldmap.EqMember{Off: unsafe.Offsetof(Holder{}.Pick), Wrapper: (*Holder_PickPlain)(nil), Eq: (*Plain).Equal}},
 }}
 
 var _Holder_fieldSchema = fieldmap.NewShapeSchema("golden.split.Holder", _Holder_shape, false)

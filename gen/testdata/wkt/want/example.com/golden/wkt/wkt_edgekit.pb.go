@@ -8,11 +8,7 @@ package wkt
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	anypb "google.golang.org/protobuf/types/known/anypb"
-	durationpb "google.golang.org/protobuf/types/known/durationpb"
-	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
-	wrapperspb "google.golang.org/protobuf/types/known/wrapperspb"
 	unsafe "unsafe"
 )
 
@@ -31,12 +27,12 @@ const (
 )
 
 var _Times_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Times{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "created", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Times{}.Created)}},
-	{Number: 2, Name: "timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Times{}.Timeout)}},
-	{Number: 3, Name: "alias", Value: &fieldmap.MessageField[*wrapperspb.StringValue]{Off: unsafe.Offsetof(Times{}.Alias)}},
-	{Number: 4, Name: "extra", Value: &fieldmap.MessageField[*structpb.Struct]{Off: unsafe.Offsetof(Times{}.Extra)}},
-	{Number: 5, Name: "payload", Value: &fieldmap.MessageField[*anypb.Any]{Off: unsafe.Offsetof(Times{}.Payload)}},
-	{Number: 6, Name: "history", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Times{}.History)}},
+	{Number: 1, Name: "created", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Times{}.Created), Eq: fieldmap.EqualTimestamp}},
+	{Number: 2, Name: "timeout", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Times{}.Timeout), Eq: fieldmap.EqualDuration}},
+	{Number: 3, Name: "alias", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Times{}.Alias), Eq: fieldmap.EqualStringValue}},
+	{Number: 4, Name: "extra", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Times{}.Extra), Eq: fieldmap.EqualStruct}},
+	{Number: 5, Name: "payload", Value: &fieldmap.EqMessage{Off: unsafe.Offsetof(Times{}.Payload), Eq: fieldmap.EqualAny}},
+	{Number: 6, Name: "history", Kind: fieldmap.KindList, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Times{}.History), Eq: fieldmap.EqualTimestamp, Size: unsafe.Sizeof(timestamppb.Timestamp{})}},
 }}
 
 var _Times_fieldSchema = fieldmap.NewShapeSchema("golden.wkt.Times", _Times_shape, false)

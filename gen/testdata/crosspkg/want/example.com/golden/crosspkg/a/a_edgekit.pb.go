@@ -37,7 +37,7 @@ var _File_a_proto_Shared1lwqyh7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(b.Sh
 
 var _Holder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Holder{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "shared", Kind: fieldmap.KindMessage, Sub: _File_a_proto_Shared1lwqyh7_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.Shared)}},
-	{Number: 2, Name: "many", Kind: fieldmap.KindList, Sub: _File_a_proto_Shared1lwqyh7_shape, Value: &fieldmap.MessageList[*b.Shared]{Off: unsafe.Offsetof(Holder{}.Many)}},
+	{Number: 2, Name: "many", Kind: fieldmap.KindList, Sub: _File_a_proto_Shared1lwqyh7_shape, Value: &fieldmap.EqMessageList{Off: unsafe.Offsetof(Holder{}.Many), Eq: fieldmap.Equal[*b.Shared], Size: unsafe.Sizeof(b.Shared{})}},
 	{Number: 3, Name: "kind", Off: unsafe.Offsetof(Holder{}.Kind), Op: fieldmap.OpInt32},
 }}
 
