@@ -16,6 +16,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/ccrm"
 	"github.com/edgekit/edgekit/hosts/ccrm/reservations"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
+	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/internal/testenv/etcdtest"
 	"github.com/edgekit/edgekit/platforms/fake"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -229,10 +230,7 @@ func (r *Region) Lifecycle(ctx context.Context, i int) error {
 		return nil
 	}
 	ready, done := edgeproto.TrackedState_TRACKED_STATE_READY, edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE
-	p, err := r.retryConflict(ctx, func() (*edgeproto.Progress, error) {
-		return Wait(r.Cluster.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
-			Key: ck, CloudletKey: cl, FlavorName: "fake.small", Deployment: "docker"}}))
-	})
+	p, err := r.createCluster(ctx, &edgeproto.ClusterInst{Key: ck, CloudletKey: cl, FlavorName: "fake.small", Deployment: "docker"})
 	if err := want("create cluster", p, err, ready); err != nil {
 		return err
 	}
@@ -267,6 +265,57 @@ func (r *Region) Lifecycle(ctx context.Context, i int) error {
 		return Wait(r.Cluster.DeleteClusterInst(ctx, &edgeproto.DeleteClusterInstRequest{Key: ck}))
 	})
 	return want("delete cluster", p, err, done)
+}
+
+// createCluster creates c and waits for the end of its creation. A create
+// answered Unavailable (an etcd member stopped while the request was in
+// flight: etcd cannot say whether the write was applied) is resolved the
+// way a client should: the cluster is looked up in the store; a cluster
+// that exists was created by that request, and its creation is followed
+// through the store until it settles; one that does not is created again,
+// a bounded number of times.
+func (r *Region) createCluster(ctx context.Context, c *edgeproto.ClusterInst) (*edgeproto.Progress, error) {
+	clusters := store.NewKind[*edgeproto.ClusterInst](r.Env.Store)
+	key := store.KeyOf(c)
+	for attempt := 1; ; attempt++ {
+		p, err := r.retryConflict(ctx, func() (*edgeproto.Progress, error) {
+			return Wait(r.Cluster.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: c.Clone()}))
+		})
+		if status.Code(err) != codes.Unavailable || attempt == 5 {
+			return p, err
+		}
+		got, rev, gerr := clusters.Get(ctx, key)
+		switch {
+		case errors.Is(gerr, store.ErrNotFound):
+			continue
+		case gerr != nil:
+			return nil, fmt.Errorf("after %w: %w", err, gerr)
+		}
+		if !settled(got.GetState()) {
+			wctx, cancel := context.WithCancel(ctx)
+			for ev := range clusters.Watch(wctx, rev+1) {
+				if ev.Key == key && ev.Type == store.EventPut {
+					if got = ev.Object; settled(got.GetState()) {
+						break
+					}
+				}
+			}
+			cancel()
+		}
+		if !settled(got.GetState()) {
+			return nil, fmt.Errorf("after %w: cluster %s still %v when the time ran out", err, key, got.GetState())
+		}
+		return &edgeproto.Progress{State: got.GetState(), Errors: got.GetErrors()}, nil
+	}
+}
+
+// settled reports whether an object in state s waits for no operation.
+func settled(s edgeproto.TrackedState) bool {
+	switch s {
+	case edgeproto.TrackedState_TRACKED_STATE_READY, edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR:
+		return true
+	}
+	return false
 }
 
 // ClusterKey is the key of lifecycle i's cluster.
