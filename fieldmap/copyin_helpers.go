@@ -270,30 +270,13 @@ func CopyMessage[P any](d *P, s P, eq func(P, P) bool, clone func(P) P) int {
 // equalMessageList is EqualMessageListFunc with Equal, for any message
 // pointer type in one compiled instance.
 func equalMessageList[P proto.Message](a, b []P) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !equalMessageElem(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
+	return EqualListFunc(a, b, equalMessageElem[P])
 }
 
 // equalMessageMap is EqualMessageMapFunc with Equal, for any message
 // pointer type in one compiled instance per key shape.
 func equalMessageMap[K comparable, P proto.Message](a, b map[K]P) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, va := range a {
-		vb, ok := b[k]
-		if !ok || !equalMessageElem(va, vb) {
-			return false
-		}
-	}
-	return true
+	return EqualMapFunc(a, b, equalMessageElem[P])
 }
 
 // equalMessageElem is EqualElem with Equal: a nil message equals an empty

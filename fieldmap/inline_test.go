@@ -19,7 +19,7 @@ func TestHotPathsInline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the compiler")
 	}
-	out := compilerSays(t, ".")
+	out := compile(t, "-m=2", ".")
 	for _, fn := range []string{"Bind", "FirstWindow"} {
 		re := regexp.MustCompile(`can inline \(\*FieldMap\)\.` + fn + `\b`)
 		if !re.Match(out) {
@@ -38,7 +38,7 @@ func TestEqualHelpersInline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the compiler")
 	}
-	out := compilerSays(t, ".")
+	out := compile(t, "-m=2", ".")
 	for _, fn := range []string{"EqualUnknownFields", "EqualTimestamp", "EqualDuration", "EqualEmpty",
 		"EqualInt64Value", "EqualUInt64Value", "EqualInt32Value", "EqualUInt32Value", "EqualBoolValue", "EqualStringValue"} {
 		if !regexp.MustCompile(`can inline ` + fn + `\b`).Match(out) {
@@ -48,19 +48,15 @@ func TestEqualHelpersInline(t *testing.T) {
 	}
 }
 
-// compilerSays returns what go build -gcflags=-m=2 of the package in dir
-// prints: the compiler's inlining decisions and costs.
-func compilerSays(t *testing.T, dir string) []byte {
+// compile returns what go build -gcflags=<gcflags> of package pkg prints
+// (with -m=2 the compiler's inlining decisions and costs, with -S its
+// assembly), built by the go command of the toolchain running the test.
+func compile(t *testing.T, gcflags, pkg string) []byte {
 	t.Helper()
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		t.Skipf("no go command beside the running toolchain: %v", err)
-	}
-	cmd := exec.Command(goBin, "build", "-gcflags=-m=2", "-o", os.DevNull, ".")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
+	out, err := exec.Command(goBin, "build", "-gcflags="+gcflags, "-o", os.DevNull, pkg).CombinedOutput()
 	if err != nil {
-		t.Fatalf("go build -gcflags=-m=2: %v\n%s", err, out)
+		t.Fatalf("go build -gcflags=%s %s: %v\n%s", gcflags, pkg, err, out)
 	}
 	return out
 }
@@ -74,7 +70,7 @@ func TestCloneUnknownOutOfLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the compiler")
 	}
-	out := compilerSays(t, ".")
+	out := compile(t, "-m=2", ".")
 	if !regexp.MustCompile(`can inline CloneUnknownFields\b`).Match(out) {
 		t.Errorf("CloneUnknownFields is not inlinable; the compiler says:\n%s",
 			regexp.MustCompile(`(?m)^.*cannot inline CloneUnknownFields\b.*$`).Find(out))

@@ -1,11 +1,7 @@
 package fieldmap
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"testing"
 )
 
@@ -24,15 +20,7 @@ func TestMessageHelpersShareOneShape(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the compiler")
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		t.Skipf("no go command beside the running toolchain: %v", err)
-	}
-	cmd := exec.Command(goBin, "build", "-gcflags=-S", "-o", os.DevNull, "./testdata/shapes")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build -gcflags=-S ./testdata/shapes: %v\n%s", err, out)
-	}
+	out := compile(t, "-S", "./testdata/shapes")
 	// A compiled generic body is named by its shapes, e.g.
 	// fieldmap.CopyMessageList[go.shape.*uint8]; the per-type wrappers
 	// that pass the dictionary name the type itself.
